@@ -1,0 +1,12 @@
+import type { Plugin } from '../kernel/kernel.js';
+import { NoForge } from './none.js';
+import { selectForge } from './select.js';
+
+/** The core's part of the Forge port: the `none` forge and the CHALK_FORGE rule. */
+export const forgeSelection: Plugin = {
+  name: 'core-forge',
+  register(kernel) {
+    kernel.offer('Forge', 'none', { useFactory: () => new NoForge() });
+    kernel.select('Forge', (config) => selectForge(config));
+  },
+};

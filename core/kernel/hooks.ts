@@ -1,0 +1,180 @@
+import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, type Tap } from 'tapable';
+import type { Log } from '../ports/log.js';
+
+/**
+ * The loop's hooks, declared in one place with their argument types.
+ * Every tap is named after its plugin (`hook.tapPromise(plugin.name, fn)`).
+ *
+ * Two kinds of hook:
+ * - observer hooks (`afterRubric`, `onDetain`, `afterGraduate`, `beforeSandboxStart`) and
+ *   transforming hooks (`beforePrompt`, `prBody`): a tap that throws is logged with its plugin's
+ *   name and skipped (a transforming tap passes its input through unchanged); it never fails a run.
+ * - deciding hooks (`onVerdict`): a tap that throws fails closed, i.e. it answers "stop".
+ */
+
+/** What a loop's prompt is built from; taps may add lessons or sections. */
+export interface PromptContext {
+  ticket: string;
+  loop: number;
+  mode: 'continue' | 'retry' | 'fix-review';
+  /** The prompt text as built so far. */
+  prompt: string;
+  /** Lesson texts given to this loop. */
+  lessons: string[];
+  /** Extra named sections appended to the prompt, in order. */
+  sections: Array<{ title: string; body: string }>;
+}
+
+export interface RubricEvent {
+  ticket: string;
+  loop: number;
+  exitCode: number;
+  passed: boolean;
+  /** The loop's fingerprint, when computed. */
+  fingerprint?: { failingTests: string[]; firstError: string | null; treeId: string | null; hash: string | null };
+}
+
+export interface VerdictEvent {
+  ticket: string;
+  loop: number;
+  verdict: string;
+  /** `off`, `shadow` or `on`. */
+  rulesMode: string;
+  previous?: RubricEvent['fingerprint'];
+  current?: RubricEvent['fingerprint'];
+}
+
+/** A deciding tap's answer: stop the run (never extend it). */
+export interface StopRequest {
+  stop: true;
+  reason: string;
+  /** Which plugin asked. Filled in by the kernel. */
+  by?: string;
+}
+
+export interface DetainEvent {
+  ticket: string;
+  reason: string;
+  branch: string | null;
+  lessonId: number | null;
+  next: string;
+}
+
+export interface PrBodyContext {
+  ticket: string;
+  loops: number;
+  costUsd: number;
+}
+
+export interface GraduateEvent {
+  ticket: string;
+  branch: string;
+  requestUrl: string | null;
+}
+
+export interface SandboxStartEvent {
+  ticket: string;
+  image: string;
+  /** Extra environment a tap wants in the container (never secrets from the host log). */
+  env: Record<string, string>;
+}
+
+export interface LoopHooks {
+  beforePrompt: AsyncSeriesWaterfallHook<[PromptContext]>;
+  afterRubric: AsyncSeriesHook<[RubricEvent]>;
+  onVerdict: AsyncSeriesBailHook<[VerdictEvent], StopRequest | undefined>;
+  onDetain: AsyncSeriesHook<[DetainEvent]>;
+  prBody: AsyncSeriesWaterfallHook<[string, PrBodyContext]>;
+  afterGraduate: AsyncSeriesHook<[GraduateEvent]>;
+  beforeSandboxStart: AsyncSeriesHook<[SandboxStartEvent]>;
+}
+
+export const OBSERVER_HOOKS = ['afterRubric', 'onDetain', 'afterGraduate', 'beforeSandboxStart'] as const;
+export const TRANSFORM_HOOKS = ['beforePrompt', 'prBody'] as const;
+export const DECIDING_HOOKS = ['onVerdict'] as const;
+
+type Outcome = { kind: 'observe' } | { kind: 'transform' } | { kind: 'decide' };
+
+const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Wraps a tap so that its failure follows the hook's rule. Works for `tap`,
+ * `tapPromise` and `tapAsync`, so plugin authors may use any of them.
+ */
+function guard(hookName: string, outcome: Outcome, log: Log) {
+  const onError = (tapName: string, err: unknown, args: unknown[]) => {
+    if (outcome.kind === 'decide') {
+      log.warn(`plugin ${tapName}: ${hookName} tap failed, stopping the run to be safe: ${describe(err)}`);
+      return {
+        stop: true,
+        reason: `${hookName} tap of plugin ${tapName} failed: ${describe(err)}`,
+        by: tapName,
+      } satisfies StopRequest;
+    }
+    log.warn(`plugin ${tapName}: ${hookName} tap failed and was skipped: ${describe(err)}`);
+    return outcome.kind === 'transform' ? args[0] : undefined;
+  };
+  const mark = (tapName: string, result: unknown) =>
+    outcome.kind === 'decide' && result && typeof result === 'object'
+      ? { ...(result as StopRequest), by: (result as StopRequest).by ?? tapName }
+      : result;
+  return (tap: Tap & { fn: (...a: unknown[]) => unknown; type: string }) => {
+    const fn = tap.fn;
+    const name = tap.name;
+    if (tap.type === 'promise') {
+      tap.fn = async (...args: unknown[]) => {
+        try {
+          return mark(name, await fn(...args));
+        } catch (err) {
+          return onError(name, err, args);
+        }
+      };
+    } else if (tap.type === 'async') {
+      tap.fn = (...args: unknown[]) => {
+        const cb = args.pop() as (err: unknown, result?: unknown) => void;
+        try {
+          fn(...args, (err: unknown, result?: unknown) =>
+            err ? cb(null, onError(name, err, args)) : cb(null, mark(name, result)),
+          );
+        } catch (err) {
+          cb(null, onError(name, err, args));
+        }
+      };
+    } else {
+      tap.fn = (...args: unknown[]) => {
+        try {
+          return mark(name, fn(...args));
+        } catch (err) {
+          return onError(name, err, args);
+        }
+      };
+    }
+    return tap;
+  };
+}
+
+export function createHooks(log: Log): LoopHooks {
+  const hooks: LoopHooks = {
+    beforePrompt: new AsyncSeriesWaterfallHook(['context']),
+    afterRubric: new AsyncSeriesHook(['rubric']),
+    onVerdict: new AsyncSeriesBailHook(['verdict']),
+    onDetain: new AsyncSeriesHook(['detention']),
+    prBody: new AsyncSeriesWaterfallHook(['body', 'context']),
+    afterGraduate: new AsyncSeriesHook(['graduation']),
+    beforeSandboxStart: new AsyncSeriesHook(['sandbox']),
+  };
+  const kinds: Record<keyof LoopHooks, Outcome> = {
+    beforePrompt: { kind: 'transform' },
+    prBody: { kind: 'transform' },
+    afterRubric: { kind: 'observe' },
+    onDetain: { kind: 'observe' },
+    afterGraduate: { kind: 'observe' },
+    beforeSandboxStart: { kind: 'observe' },
+    onVerdict: { kind: 'decide' },
+  };
+  for (const name of Object.keys(hooks) as Array<keyof LoopHooks>) {
+    // biome-ignore lint/suspicious/noExplicitAny: tapable's interceptor types are per-hook generic.
+    (hooks[name] as any).intercept({ register: guard(name, kinds[name], log) });
+  }
+  return hooks;
+}

@@ -1,0 +1,43 @@
+import type { InjectionToken } from 'tsyringe';
+import type { Config } from '../config/config.js';
+import type { Agent } from '../ports/agent.js';
+import type { Clock } from '../ports/clock.js';
+import type { Decider } from '../ports/decider.js';
+import type { Embedder } from '../ports/embedder.js';
+import type { Forge } from '../ports/forge.js';
+import type { LessonMemory } from '../ports/lesson-memory.js';
+import type { Log } from '../ports/log.js';
+import type { Sandbox } from '../ports/sandbox.js';
+import type { Store } from '../ports/store.js';
+
+/**
+ * One explicit injection token per port. Constructors name the token with
+ * `@inject(Tokens.X)`; nothing is inferred from TypeScript types, so a plugin
+ * can replace any binding without sharing a class with the core.
+ */
+export const Tokens = {
+  Sandbox: 'Sandbox' as InjectionToken<Sandbox>,
+  Agent: 'Agent' as InjectionToken<Agent>,
+  Forge: 'Forge' as InjectionToken<Forge>,
+  Decider: 'Decider' as InjectionToken<Decider>,
+  Embedder: 'Embedder' as InjectionToken<Embedder>,
+  Store: 'Store' as InjectionToken<Store>,
+  LessonMemory: 'LessonMemory' as InjectionToken<LessonMemory>,
+  Clock: 'Clock' as InjectionToken<Clock>,
+  Log: 'Log' as InjectionToken<Log>,
+  /** Not a port: the validated configuration of the current repository. */
+  Config: 'Config' as InjectionToken<Config>,
+} as const;
+
+export type PortName = Exclude<keyof typeof Tokens, 'Config'>;
+export const PORT_NAMES: readonly PortName[] = [
+  'Sandbox',
+  'Agent',
+  'Forge',
+  'Decider',
+  'Embedder',
+  'Store',
+  'LessonMemory',
+  'Clock',
+  'Log',
+];

@@ -1,0 +1,55 @@
+import { spawn } from 'node:child_process';
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  cwd?: string;
+  input?: string;
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+}
+
+/**
+ * Runs a program (never a shell) and collects its output. A program that is
+ * not installed gives code 127, like a shell would, instead of throwing.
+ */
+export function run(cmd: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
+  return new Promise((resolvePromise) => {
+    const child = spawn(cmd, args, {
+      cwd: opts.cwd,
+      env: opts.env ?? process.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: opts.timeoutMs,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      resolvePromise({ code: err.code === 'ENOENT' ? 127 : 1, stdout, stderr: stderr || err.message });
+    });
+    child.on('close', (code, signal) => {
+      resolvePromise({ code: code ?? (signal ? 128 + 15 : 1), stdout, stderr });
+    });
+    child.stdin.on('error', () => {});
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** Runs a program and returns its trimmed stdout, or throws with its stderr's first line. */
+export async function runOk(cmd: string, args: string[], opts: RunOptions = {}): Promise<string> {
+  const r = await run(cmd, args, opts);
+  if (r.code !== 0) {
+    const first = (r.stderr.trim() || r.stdout.trim()).split('\n')[0] ?? '';
+    throw new Error(`${cmd} ${args[0] ?? ''} failed (exit ${r.code})${first ? `: ${first}` : ''}`);
+  }
+  return r.stdout.trim();
+}

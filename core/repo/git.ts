@@ -1,0 +1,35 @@
+import { basename, dirname, resolve } from 'node:path';
+import { run, runOk } from '../process/run.js';
+
+/** The top of the current worktree, or null outside a git repository. */
+export async function worktreeRoot(cwd = process.cwd()): Promise<string | null> {
+  const r = await run('git', ['rev-parse', '--show-toplevel'], { cwd });
+  return r.code === 0 ? r.stdout.trim() : null;
+}
+
+/** The main checkout's root, the same from any linked worktree (derived from git's common dir). */
+export async function mainRoot(cwd = process.cwd()): Promise<string> {
+  const common = await runOk('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd });
+  return basename(common) === '.git' ? dirname(common) : resolve(common);
+}
+
+/** `<repo>`: the basename of the main checkout, used in state paths and container names. */
+export async function repoName(cwd = process.cwd()): Promise<string> {
+  return basename(await mainRoot(cwd)).replace(/\.git$/, '');
+}
+
+export async function currentBranch(cwd = process.cwd()): Promise<string | null> {
+  const r = await run('git', ['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd });
+  return r.code === 0 ? r.stdout.trim() : null;
+}
+
+export async function originUrl(cwd = process.cwd()): Promise<string | null> {
+  const r = await run('git', ['remote', 'get-url', 'origin'], { cwd });
+  return r.code === 0 ? r.stdout.trim() : null;
+}
+
+export const TICKET_RE = /^[A-Z][A-Z0-9]+-[0-9]+$/;
+/** A run's ticket: the first ticket-shaped word in its branch name. */
+export function ticketFromBranch(branch: string): string | null {
+  return /[A-Z][A-Z0-9]+-[0-9]+/.exec(branch)?.[0] ?? null;
+}
