@@ -15,20 +15,33 @@ export interface CommandEntry {
   load: () => Promise<CommandClass>;
 }
 
+/** A command loaded from a module's default export, or from the named export `name`. */
 const entry = (
   path: string[],
   group: Group,
   usage: string,
-  load: () => Promise<{ default: CommandClass }>,
+  load: () => Promise<Record<string, unknown>>,
+  name = 'default',
 ): CommandEntry => ({
   path,
   group,
   usage,
-  load: async () => (await load()).default,
+  load: async () => (await load())[name] as CommandClass,
 });
 
 export const COMMANDS: CommandEntry[] = [
+  entry(['doctor'], 'Setup', 'chalk doctor [--json]', () => import('./doctor.js')),
+  entry(['init'], 'Setup', 'chalk init', () => import('./init.js')),
   entry(['config'], 'Setup', 'chalk config [--json]', () => import('./config.js')),
+  entry(['prompts'], 'Setup', 'chalk prompts [list | eject NAME]', () => import('./prompts.js'), 'PromptsListCommand'),
+  entry(
+    ['prompts', 'eject'],
+    'Setup',
+    'chalk prompts [list | eject NAME]',
+    () => import('./prompts.js'),
+    'PromptsEjectCommand',
+  ),
+  entry(['new'], 'Work', 'chalk new TICKET [title]', () => import('./new.js')),
 ];
 
 /** The entry whose path is the longest prefix of the arguments. */

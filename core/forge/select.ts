@@ -8,9 +8,13 @@ export function forgeForOrigin(url: string | null): 'github' | 'gitlab' {
   return url && GITHUB_ORIGIN.test(url) ? 'github' : 'gitlab';
 }
 
-/** The CHALK_FORGE rule: an explicit name wins; `auto` reads the origin remote. */
+/**
+ * The CHALK_FORGE rule: an explicit name wins; `auto` reads the origin remote.
+ * With no origin there is nowhere to push or open a request, so `auto` means `none`.
+ */
 export async function selectForge(config: Config): Promise<string> {
   const chosen = config.str('CHALK_FORGE');
   if (chosen !== 'auto') return chosen;
-  return forgeForOrigin(config.root ? await originUrl(config.root) : null);
+  const origin = config.root ? await originUrl(config.root) : null;
+  return origin ? forgeForOrigin(origin) : 'none';
 }

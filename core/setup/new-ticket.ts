@@ -1,0 +1,56 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { UserError } from '../errors.js';
+import { SHARE_DIR } from '../paths.js';
+import { run } from '../process/run.js';
+import { mainRoot, TICKET_RE } from '../repo/git.js';
+
+export interface NewTicket {
+  ticket: string;
+  title: string;
+  branch: string;
+  worktree: string;
+  spec: string;
+}
+
+/** Fills the shipped spec template: `{{TICKET}}` and `{{TITLE}}`. */
+export function specFromTemplate(ticket: string, title: string, template?: string): string {
+  const t = template ?? readFileSync(join(SHARE_DIR, 'templates', 'spec.md'), 'utf8');
+  return t.replaceAll('{{TICKET}}', ticket).replaceAll('{{TITLE}}', title);
+}
+
+/**
+ * Creates the ticket's worktree `../<repo>.worktrees/TICKET` on branch `chalk/TICKET`
+ * from the base branch, with `specs/TICKET.md` from the template (not committed).
+ */
+export async function newTicket(opts: {
+  cwd: string;
+  ticket: string;
+  title?: string;
+  base: string;
+}): Promise<NewTicket> {
+  const { ticket, base } = opts;
+  if (!TICKET_RE.test(ticket)) {
+    throw new UserError(`'${ticket}' is not a ticket key; use one like PROJ-123 (chalk new TICKET [title])`, 2);
+  }
+  const title = opts.title?.trim() || 'Describe the change';
+  const root = await mainRoot(opts.cwd);
+  const branch = `chalk/${ticket}`;
+  if ((await run('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { cwd: root })).code === 0) {
+    throw new UserError(`branch ${branch} already exists; pick another ticket or remove it (chalk cleanup)`);
+  }
+  if ((await run('git', ['rev-parse', '--verify', '--quiet', `${base}^{commit}`], { cwd: root })).code !== 0) {
+    throw new UserError(`base branch '${base}' does not exist; set CHALK_BASE_BRANCH in .chalk/config`);
+  }
+  const worktree = join(`${root}.worktrees`, ticket);
+  if (existsSync(worktree)) throw new UserError(`${worktree} already exists; remove it or pick another ticket`);
+  mkdirSync(`${root}.worktrees`, { recursive: true });
+  const add = await run('git', ['worktree', 'add', '--quiet', '-b', branch, worktree, base], { cwd: root });
+  if (add.code !== 0) {
+    throw new UserError(`git could not create the worktree: ${add.stderr.trim().split('\n')[0] ?? ''}`);
+  }
+  const spec = join(worktree, 'specs', `${ticket}.md`);
+  mkdirSync(join(worktree, 'specs'), { recursive: true });
+  if (!existsSync(spec)) writeFileSync(spec, specFromTemplate(ticket, title));
+  return { ticket, title, branch, worktree, spec: join('specs', basename(spec)) };
+}

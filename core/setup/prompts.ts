@@ -1,0 +1,45 @@
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { UserError } from '../errors.js';
+import { SHARE_DIR } from '../paths.js';
+
+export const PROMPT_NAMES = [
+  'system',
+  'continue',
+  'retry',
+  'fix-review',
+  'spec-check',
+  'review',
+  'distill',
+  'breakdown',
+] as const;
+export type PromptName = (typeof PROMPT_NAMES)[number];
+
+export interface PromptStatus {
+  name: PromptName;
+  overridden: boolean;
+  path: string;
+}
+
+/** Each shipped prompt and whether the repository overrides it in `.chalk/prompts/`. */
+export function listPrompts(root: string): PromptStatus[] {
+  return PROMPT_NAMES.map((name) => {
+    const override = join('.chalk', 'prompts', `${name}.md`);
+    const overridden = existsSync(join(root, override));
+    return { name, overridden, path: overridden ? override : join(SHARE_DIR, 'prompts', `${name}.md`) };
+  });
+}
+
+/** Copies a shipped prompt into `.chalk/prompts/NAME.md` for the repository to edit. */
+export function ejectPrompt(root: string, name: string): string {
+  if (!(PROMPT_NAMES as readonly string[]).includes(name)) {
+    throw new UserError(`no prompt named '${name}'; choose one of: ${PROMPT_NAMES.join(', ')}`, 2);
+  }
+  const rel = join('.chalk', 'prompts', `${name}.md`);
+  const target = join(root, rel);
+  if (existsSync(target))
+    throw new UserError(`${rel} already exists; edit it, or delete it to eject the shipped one again`);
+  mkdirSync(join(root, '.chalk', 'prompts'), { recursive: true });
+  copyFileSync(join(SHARE_DIR, 'prompts', `${name}.md`), target);
+  return rel;
+}

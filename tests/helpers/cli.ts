@@ -1,0 +1,45 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const CHALK_BIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built `chalk` in `cwd` with a clean CHALK_* environment plus `env`. */
+export function chalk(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string | undefined>; input?: string },
+): CliResult {
+  const base: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (!k.startsWith('CHALK_') && !k.startsWith('ANTHROPIC_')) base[k] = v;
+  const r = spawnSync(process.execPath, [CHALK_BIN, ...args], {
+    cwd: opts.cwd,
+    env: { ...base, NO_COLOR: '1', ...opts.env },
+    encoding: 'utf8',
+    input: opts.input ?? '',
+  });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+export function tempDir(prefix = 'chalk-test-'): string {
+  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+}
+
+/** A scratch git repository with one commit on `main`. */
+export function scratchRepo(name = 'shop'): string {
+  const dir = join(tempDir(), name);
+  const git = (...a: string[]) => spawnSync('git', a, { cwd: dir, encoding: 'utf8' });
+  spawnSync('mkdir', ['-p', dir]);
+  git('init', '-q', '-b', 'main');
+  git('config', 'user.email', 'test@example.com');
+  git('config', 'user.name', 'Test');
+  git('commit', '-q', '--allow-empty', '-m', 'start');
+  return dir;
+}

@@ -1,0 +1,182 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeEach, describe, expect, test } from 'vitest';
+import { ConfigError, loadConfig, parseConfigFile, resetConfigWarnings } from '../../core/config/config.js';
+import { KEYS } from '../../core/config/keys.js';
+import { configTemplate } from '../../core/config/template.js';
+import { tempDir } from '../helpers/cli.js';
+
+function repoWith(file: string | null): string {
+  const root = tempDir();
+  if (file !== null) {
+    mkdirSync(join(root, '.chalk'));
+    writeFileSync(join(root, '.chalk', 'config'), file);
+  }
+  return root;
+}
+
+beforeEach(() => resetConfigWarnings());
+
+describe('precedence: environment > file > default', () => {
+  const cases: Array<{ name: string; env?: string; file?: string; want: string; source: string }> = [
+    { name: 'default only', want: 'main', source: 'default' },
+    { name: 'file over default', file: 'trunk', want: 'trunk', source: 'file' },
+    { name: 'env over file', env: 'develop', file: 'trunk', want: 'develop', source: 'env' },
+    { name: 'env over default', env: 'develop', want: 'develop', source: 'env' },
+    { name: 'empty env means the default, not the file', env: '', file: 'trunk', want: 'main', source: 'default' },
+    { name: 'empty file value means the default', file: '', want: 'main', source: 'default' },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const root = repoWith(c.file === undefined ? null : `CHALK_BASE_BRANCH=${c.file}\n`);
+      const env = c.env === undefined ? {} : { CHALK_BASE_BRANCH: c.env };
+      const config = loadConfig({ root, env, warn: () => {} });
+      expect(config.str('CHALK_BASE_BRANCH')).toBe(c.want);
+      expect(config.entry('CHALK_BASE_BRANCH').source).toBe(c.source);
+    });
+  }
+});
+
+describe('the file format', () => {
+  test('comments and blank lines are skipped; the value is everything after the first =', () => {
+    const parsed = parseConfigFile('# a comment\n\n  # indented comment\nCHALK_TEST_CMD=npm test -- --grep=a=b\n');
+    expect(parsed.values.get('CHALK_TEST_CMD')).toBe('npm test -- --grep=a=b');
+  });
+  test('no quotes are removed and nothing is expanded or executed', () => {
+    const parsed = parseConfigFile('CHALK_SETUP_CMD="$(touch /tmp/chalk-pwned)" $HOME\n');
+    expect(parsed.values.get('CHALK_SETUP_CMD')).toBe('"$(touch /tmp/chalk-pwned)" $HOME');
+  });
+  test('a malformed line names the line and what to write', () => {
+    expect(() => parseConfigFile('CHALK_TEST_CMD=ok\nlowercase=1\n')).toThrow(
+      /\.chalk\/config line 2: expected KEY=value/,
+    );
+    expect(() => parseConfigFile('JUSTAWORD\n')).toThrow(ConfigError);
+  });
+});
+
+describe('unknown and machine keys', () => {
+  test('an unknown key warns once, naming it', () => {
+    const root = repoWith('CHALK_NOPE=1\nCHALK_NOPE=2\n');
+    const warnings: string[] = [];
+    loadConfig({ root, env: {}, warn: (l) => warnings.push(l) });
+    loadConfig({ root, env: {}, warn: (l) => warnings.push(l) });
+    expect(warnings).toEqual(['ignoring unknown key in .chalk/config: CHALK_NOPE']);
+  });
+  test('a machine key in the file is an unknown key and has no effect', () => {
+    const machineKeys = KEYS.filter((k) => k.scope === 'machine').map((k) => k.name);
+    expect(machineKeys).toEqual(
+      expect.arrayContaining([
+        'CHALK_DATABASE_URL',
+        'CHALK_DECIDER_URL',
+        'CHALK_DECIDER_TOKEN',
+        'CHALK_EMBED_URL',
+        'CHALK_OTEL_ENDPOINT',
+        'CHALK_DB_TIMEOUT',
+        'CHALK_DECIDER_IDLE_MINUTES',
+        'CHALK_DECIDER_TIMEOUT',
+      ]),
+    );
+    const root = repoWith('CHALK_DECIDER_URL=https://evil.example.com\nCHALK_DATABASE_URL=postgres://x@evil/db\n');
+    const warnings: string[] = [];
+    const config = loadConfig({ root, env: {}, warn: (l) => warnings.push(l) });
+    expect(config.str('CHALK_DECIDER_URL')).toBe('http://127.0.0.1:8471');
+    expect(config.str('CHALK_DATABASE_URL')).toBe('');
+    expect(warnings).toEqual([
+      'ignoring unknown key in .chalk/config: CHALK_DECIDER_URL',
+      'ignoring unknown key in .chalk/config: CHALK_DATABASE_URL',
+    ]);
+  });
+  test('machine keys are read from the environment', () => {
+    const config = loadConfig({ root: null, env: { CHALK_DECIDER_URL: 'https://d.example.com' } });
+    expect(config.entry('CHALK_DECIDER_URL')).toMatchObject({ raw: 'https://d.example.com', source: 'env' });
+  });
+});
+
+describe('validation: one line naming the key, the allowed values and what was given', () => {
+  const cases: Array<[string, string, string]> = [
+    ['CHALK_PERMISSION_MODE', 'yolo', "CHALK_PERMISSION_MODE must be 'auto' or 'bypass' (got 'yolo')"],
+    ['CHALK_FORGE', 'bitbucket', "CHALK_FORGE must be 'auto', 'github', 'gitlab' or 'none' (got 'bitbucket')"],
+    ['CHALK_FP_FEEDBACK', 'yes', "CHALK_FP_FEEDBACK must be 'true' or 'false' (got 'yes')"],
+    ['CHALK_FP_RULES', 'strict', "CHALK_FP_RULES must be 'off', 'shadow' or 'on' (got 'strict')"],
+    ['CHALK_MAX_PARALLEL', '0', "CHALK_MAX_PARALLEL must be 'auto' or a positive whole number (got '0')"],
+    ['CHALK_SANDBOX_MEM_MB', '1.5', "CHALK_SANDBOX_MEM_MB must be a positive whole number of MiB (got '1.5')"],
+    ['CHALK_DB_TIMEOUT', 'soon', "CHALK_DB_TIMEOUT must be 'auto' or a positive number of seconds (got 'soon')"],
+    ['CHALK_DECIDER', 'maybe', "CHALK_DECIDER must be 'off', 'shadow' or 'on' (got 'maybe')"],
+    [
+      'CHALK_DECIDER_THRESHOLD',
+      '0.4',
+      "CHALK_DECIDER_THRESHOLD must be a confidence from 0.5 to 1, to at most three places (got '0.4')",
+    ],
+    [
+      'CHALK_DECIDER_THRESHOLD',
+      '0.9999',
+      "CHALK_DECIDER_THRESHOLD must be a confidence from 0.5 to 1, to at most three places (got '0.9999')",
+    ],
+    ['CHALK_DECIDER_MIN_LESSONS', '-1', "CHALK_DECIDER_MIN_LESSONS must be a whole number (got '-1')"],
+    ['CHALK_DECIDER_IDLE_MINUTES', '0', "CHALK_DECIDER_IDLE_MINUTES must be a positive whole number (got '0')"],
+    ['CHALK_DECIDER_TIMEOUT', '-5', "CHALK_DECIDER_TIMEOUT must be 'auto' or a positive number of seconds (got '-5')"],
+    ['CHALK_DECIDER_URL', 'ftp://x', "CHALK_DECIDER_URL must be an http:// or https:// URL (got 'ftp://x')"],
+    ['CHALK_EMBED_URL', 'localhost:8472', "CHALK_EMBED_URL must be an http:// or https:// URL (got 'localhost:8472')"],
+    ['CHALK_MAX_LOOPS', 'many', "CHALK_MAX_LOOPS must be a positive whole number (got 'many')"],
+    ['CHALK_MAX_RETRIES', 'x', "CHALK_MAX_RETRIES must be a whole number (got 'x')"],
+    ['CHALK_RUBRIC_TIMEOUT', '0', "CHALK_RUBRIC_TIMEOUT must be a positive whole number of seconds (got '0')"],
+    ['CHALK_BUDGET_USD', '$5', "CHALK_BUDGET_USD must be a positive amount of US dollars, like 1.00 (got '$5')"],
+    ['CHALK_AUTO_MR', 'TRUE', "CHALK_AUTO_MR must be 'true' or 'false' (got 'TRUE')"],
+    ['CHALK_TMPFS_SIZE', 'lots', "CHALK_TMPFS_SIZE must be a size like 512m or 4g (got 'lots')"],
+    ['CHALK_REVIEW_ROUNDS', '1.0', "CHALK_REVIEW_ROUNDS must be a whole number (got '1.0')"],
+  ];
+  for (const [key, value, message] of cases) {
+    test(`${key}=${value}`, () => {
+      expect(() => loadConfig({ root: null, env: { [key]: value } })).toThrow(`${message} [from the environment]`);
+    });
+  }
+  test('a bad value in the file says it came from .chalk/config', () => {
+    const root = repoWith('CHALK_FP_RULES=loud\n');
+    expect(() => loadConfig({ root, env: {}, warn: () => {} })).toThrow(
+      "CHALK_FP_RULES must be 'off', 'shadow' or 'on' (got 'loud') [from .chalk/config]",
+    );
+  });
+  test('a database URL with a password is never echoed', () => {
+    let message = '';
+    try {
+      loadConfig({ root: null, env: { CHALK_DATABASE_URL: 'mysql://u:hunter2@db/x' } });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain('CHALK_DATABASE_URL must be a postgres://');
+    expect(message).not.toContain('hunter2');
+  });
+  test('auto permission mode with a Haiku loop model is refused', () => {
+    expect(() => loadConfig({ root: null, env: { CHALK_MODEL: 'claude-haiku-4-5' } })).toThrow(
+      /does not support Haiku/,
+    );
+    expect(() =>
+      loadConfig({ root: null, env: { CHALK_MODEL: 'claude-haiku-4-5', CHALK_PERMISSION_MODE: 'bypass' } }),
+    ).not.toThrow();
+  });
+  test('parsed values are typed', () => {
+    const config = loadConfig({ root: null, env: { CHALK_MAX_LOOPS: '7', CHALK_AUTO_MR: 'false' } });
+    expect(config.num('CHALK_MAX_LOOPS')).toBe(7);
+    expect(config.bool('CHALK_AUTO_MR')).toBe(false);
+    expect(config.num('CHALK_BUDGET_USD')).toBe(1);
+  });
+});
+
+describe('display and template', () => {
+  test('secret values are masked for display', () => {
+    const config = loadConfig({ root: null, env: { CHALK_DECIDER_TOKEN: 's3cret-token' } });
+    const row = config.display().find((r) => r.key === 'CHALK_DECIDER_TOKEN');
+    expect(row).toMatchObject({ value: '********', source: 'env' });
+    expect(JSON.stringify(config.display())).not.toContain('s3cret-token');
+  });
+  test('the template holds every repository key with its default and parses back to the defaults', () => {
+    const text = configTemplate();
+    for (const k of KEYS.filter((k) => k.scope === 'repo')) expect(text).toContain(`${k.name}=${k.default}`);
+    for (const k of KEYS.filter((k) => k.scope === 'machine')) expect(text).not.toContain(`${k.name}=`);
+    const root = repoWith(text);
+    const warnings: string[] = [];
+    const config = loadConfig({ root, env: {}, warn: (l) => warnings.push(l) });
+    expect(warnings).toEqual([]);
+    expect(config.display().every((r) => r.source === 'default')).toBe(true);
+  });
+});
