@@ -1,10 +1,24 @@
-import { basename, dirname, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { run, runOk } from '../process/run.js';
 
-/** The top of the current worktree, or null outside a git repository. */
+/**
+ * The top of the current worktree, or null outside a git repository: the
+ * nearest directory holding `.git` (a directory, or a file in a linked
+ * worktree). Walking up instead of spawning git keeps start-up fast.
+ */
 export async function worktreeRoot(cwd = process.cwd()): Promise<string | null> {
-  const r = await run('git', ['rev-parse', '--show-toplevel'], { cwd });
-  return r.code === 0 ? r.stdout.trim() : null;
+  if (process.env.GIT_DIR) {
+    const r = await run('git', ['rev-parse', '--show-toplevel'], { cwd });
+    return r.code === 0 ? r.stdout.trim() : null;
+  }
+  let dir = resolve(cwd);
+  for (;;) {
+    if (existsSync(join(dir, '.git'))) return dir;
+    const up = dirname(dir);
+    if (up === dir) return null;
+    dir = up;
+  }
 }
 
 /** The main checkout's root, the same from any linked worktree (derived from git's common dir). */
