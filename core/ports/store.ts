@@ -1,7 +1,176 @@
 /**
- * The telemetry and lesson store (Postgres: embedded PGlite or a server).
- * The store issue (core/store) refines this interface.
+ * The telemetry and lesson store: Postgres, either the embedded per-machine PGlite server
+ * or any server named by CHALK_DATABASE_URL. The implementation lives in core/store.
+ * Text is stored as given (a page that shows it escapes it); values never enter SQL text.
  */
+
+/** One agent call (a `runs` row). Optional fields are NULL when absent or empty. */
+export interface CallRecord {
+  repo: string;
+  ticket: string;
+  branch: string;
+  /** 0 for calls outside the loop. */
+  loop: number;
+  /** continue, retry, fix-review, spec-check, review, distill. */
+  kind: string;
+  /** Loops: ok, blocked or the CLI error subtype. Checks: pass, fail, none. */
+  agentStatus: string;
+  rubricExit: number;
+  progressed: boolean;
+  /** The model that actually answered. */
+  model: string;
+  /** The prompts' 8-character hash. */
+  prompts: string;
+  costUsd: number;
+  budgetUsd: number;
+  durationS: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  turns: number;
+  denials: number;
+  /** How many lessons the call was given. */
+  lessons: number;
+  runId?: string | null;
+  testsHash?: string | null;
+  failing?: number | null;
+  /** Failing test IDs (only the first 100 are kept), or null when unknown. */
+  failingTests?: string[] | null;
+  firstError?: string | null;
+  treeId?: string | null;
+  verdict?: string | null;
+  /** The CHALK_FP_RULES mode in force. */
+  fpRules?: string | null;
+}
+
+export type EventKind = 'detention' | 'submitted' | 'spec_blocked' | 'ready';
+
+export interface LessonOpen {
+  repo: string;
+  ticket: string;
+  signature: string;
+  runId?: string | null;
+  fingerprint?: string | null;
+  firstError?: string | null;
+}
+
+export interface LessonResolve {
+  id: number;
+  resolution: string;
+  lesson: string;
+  resolvedBy: string;
+  /** `repo` (this repository only) or `general`. */
+  scope?: 'repo' | 'general' | null;
+  /** 384 numbers, when an embedder made them. */
+  embedding?: number[] | null;
+}
+
+export interface Lesson {
+  id: number;
+  repo: string;
+  ticket: string;
+  signature: string;
+  resolution: string | null;
+  lesson: string | null;
+  resolvedBy: string | null;
+  createdAt: Date;
+  resolvedAt: Date | null;
+  runId: string | null;
+  fingerprint: string | null;
+  firstError: string | null;
+  scope: string | null;
+}
+
+/** What recall searches by: the failure's text and, when available, its embedding. */
+export interface RecallQuery {
+  repo: string;
+  text: string;
+  embedding?: number[] | null;
+  limit?: number;
+}
+
+export interface RecalledLesson extends Lesson {
+  /** pg_trgm similarity of the text to the signature or first error (0..1). */
+  similarity: number;
+  /** Cosine similarity of the embeddings (-1..1), null without pgvector or embedding. */
+  cosine: number | null;
+}
+
+export interface DecisionRecord {
+  runId?: string | null;
+  /** The `runs` row the question was asked about; when absent, found by run_id and loop. */
+  callId?: number | null;
+  loop?: number | null;
+  kind: 'stuck' | 'rerank';
+  question: string;
+  answer?: 'yes' | 'no' | null;
+  confidence?: number | null;
+  threshold?: number | null;
+  mode: 'shadow' | 'on';
+  latencyMs?: number | null;
+  acted?: boolean;
+  lessonId?: number | null;
+  model?: string | null;
+  error?: string | null;
+  /** The decider's URL, without credentials (stripped again on write). */
+  url?: string | null;
+}
+
+export type TicketState = 'submitted' | 'detained' | 'spec-blocked' | 'done' | 'stopped' | 'new';
+
+export interface TicketSummary {
+  ticket: string;
+  /** From the database only; `running` is the caller's (it knows the pids). */
+  state: TicketState;
+  /** continue, retry and fix-review calls. */
+  loops: number;
+  /** All calls, in US dollars. */
+  costUsd: number;
+  /** Resolved lessons. */
+  fixes: number;
+  /** The newest call, event or lesson. */
+  lastActiveAt: Date | null;
+}
+
+export interface StoreInfo {
+  /** `embedded` (PGlite server) or `server` (CHALK_DATABASE_URL). */
+  kind: 'embedded' | 'server';
+  /** Where it is, never with a password. */
+  where: string;
+  serverVersion: string;
+  extensions: string[];
+  schemaVersion: number | null;
+  /** Whether lessons.embedding is a pgvector column (semantic recall possible). */
+  semanticRecall: boolean;
+  rows: Record<'runs' | 'events' | 'lessons' | 'decisions', number>;
+}
+
 export interface Store {
+  readonly kind: 'embedded' | 'server';
+  calls: {
+    /** Returns the new row's id. */
+    record(call: CallRecord): Promise<number>;
+  };
+  events: {
+    record(repo: string, ticket: string, kind: EventKind): Promise<void>;
+  };
+  lessons: {
+    open(lesson: LessonOpen): Promise<number>;
+    resolve(r: LessonResolve): Promise<void>;
+    /** Open lessons with this fingerprint in a repository, newest first, optionally other tickets only. */
+    openByFingerprint(repo: string, fingerprint: string, exceptTicket?: string): Promise<Lesson[]>;
+    /** Resolved lessons of this repository (and `general` ones) nearest the query, best first. */
+    recall(q: RecallQuery): Promise<RecalledLesson[]>;
+  };
+  decisions: {
+    /** Returns how many rows were recorded. */
+    record(rows: DecisionRecord[]): Promise<number>;
+  };
+  tickets: {
+    /** This repository's tickets, most recently active first. */
+    summaries(repo: string): Promise<TicketSummary[]>;
+  };
+  info(): Promise<StoreInfo>;
   close(): Promise<void>;
 }

@@ -1,0 +1,61 @@
+import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { alive, readPid } from './pid.js';
+
+/** A holder that has made the lock directory but not yet written its pid gets this long. */
+const UNWRITTEN_GRACE_MS = 5_000;
+
+export class LockTimeout extends Error {
+  override name = 'LockTimeout';
+}
+
+/**
+ * A machine-wide lock: an atomically created directory holding its holder's pid.
+ * A lock whose holder is dead is cleared (moved aside first, so two waiters that both
+ * saw it stale cannot remove each other's fresh lock). Returns the release function.
+ */
+export async function acquireLock(path: string, timeoutMs: number): Promise<() => void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      mkdirSync(path, { mode: 0o700 });
+      writeFileSync(join(path, 'pid'), `${process.pid}\n`);
+      return () => rmSync(path, { recursive: true, force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    clearIfStale(path);
+    if (Date.now() > deadline) throw new LockTimeout(`timed out after ${Math.round(timeoutMs / 1000)}s on ${path}`);
+    await sleep(50 + Math.floor(Math.random() * 50));
+  }
+}
+
+function clearIfStale(path: string): void {
+  const pid = readPid(join(path, 'pid'));
+  if (pid !== null && alive(pid)) return;
+  if (pid === null) {
+    try {
+      if (Date.now() - statSync(path).mtimeMs < UNWRITTEN_GRACE_MS) return;
+    } catch {
+      return;
+    }
+  }
+  const aside = `${path}.stale-${process.pid}-${Date.now()}`;
+  try {
+    renameSync(path, aside);
+  } catch {
+    return; // someone else cleared or took it
+  }
+  const moved = readPid(join(aside, 'pid'));
+  if (moved !== null && moved !== pid && alive(moved)) {
+    // A live holder took the lock between our look and the move: give it back.
+    try {
+      renameSync(aside, path);
+      return;
+    } catch {
+      // A third process holds the path now; the live holder's lock is lost, it will still finish.
+    }
+  }
+  rmSync(aside, { recursive: true, force: true });
+}

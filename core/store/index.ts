@@ -1,0 +1,17 @@
+/** The store's public surface for commands and tests. */
+export { recordCall } from './calls.js';
+export { recordDecisions } from './decisions.js';
+export { ensureEmbedded, probe, stopEmbedded } from './embedded/ensure.js';
+export { type EmbeddedPaths, embeddedPaths, embeddedPathsIn } from './embedded/paths.js';
+export { alive, readPid } from './embedded/pid.js';
+export { PgStore } from './pg-store.js';
+export { applySchema, SCHEMA_VERSION, schemaSql } from './schema.js';
+export {
+  describeUrl,
+  embeddedUrl,
+  type StoreTarget,
+  storeTarget,
+  storeTimeoutMs,
+  urlWithoutPassword,
+} from './target.js';
+export { deriveState } from './tickets.js';

@@ -1,0 +1,59 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Pool, PoolClient } from 'pg';
+import { SHARE_DIR } from '../paths.js';
+
+/**
+ * The schema version share/schema.sql brings a database to. Raise it whenever schema.sql
+ * changes: a database recording an older version gets the file applied again.
+ * 1: runs, events, lessons (with embedding), decisions (with url).
+ */
+export const SCHEMA_VERSION = 1;
+
+/** Any fixed number: the advisory lock that serialises schema application across processes. */
+const SCHEMA_LOCK = 7_242_001;
+
+export function schemaSql(): string {
+  return readFileSync(join(SHARE_DIR, 'schema.sql'), 'utf8');
+}
+
+async function recordedVersion(c: PoolClient): Promise<number | null> {
+  const r = await c.query<{ version: number }>(`SELECT version FROM chalk_schema WHERE id = 1`);
+  return r.rows[0]?.version ?? null;
+}
+
+/**
+ * Brings the database to SCHEMA_VERSION: applies share/schema.sql in one transaction under
+ * an advisory lock unless the recorded version is already current. `force` applies it anyway.
+ */
+export async function applySchema(pool: Pool, opts: { force?: boolean } = {}): Promise<{ applied: boolean }> {
+  const c = await pool.connect();
+  try {
+    if (!opts.force) {
+      const exists = await c.query(`SELECT to_regclass('chalk_schema') IS NOT NULL AS ok`);
+      if (exists.rows[0]?.ok && (await recordedVersion(c)) === SCHEMA_VERSION) return { applied: false };
+    }
+    await c.query('BEGIN');
+    try {
+      await c.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+      const exists = await c.query(`SELECT to_regclass('chalk_schema') IS NOT NULL AS ok`);
+      if (!opts.force && exists.rows[0]?.ok && (await recordedVersion(c)) === SCHEMA_VERSION) {
+        await c.query('COMMIT');
+        return { applied: false };
+      }
+      await c.query(schemaSql());
+      await c.query(
+        `INSERT INTO chalk_schema (id, version) VALUES (1, $1)
+         ON CONFLICT (id) DO UPDATE SET version = GREATEST(chalk_schema.version, EXCLUDED.version), applied_at = now()`,
+        [SCHEMA_VERSION],
+      );
+      await c.query('COMMIT');
+      return { applied: true };
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => {});
+      throw err;
+    }
+  } finally {
+    c.release();
+  }
+}

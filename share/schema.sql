@@ -1,0 +1,146 @@
+-- Chalk's telemetry and lesson store. Applied by core/store on first use by every
+-- process (embedded PGlite or any Postgres >= 14). Idempotent, and upgrades in place:
+-- tables, columns and indexes are only ever added, new columns are nullable, so a
+-- database made by an older version keeps every row. The caller runs this file in one
+-- transaction, under an advisory lock, and skips it when chalk_schema already holds
+-- SCHEMA_VERSION (kept in core/store/schema.ts).
+SET LOCAL client_min_messages = warning;
+
+CREATE TABLE IF NOT EXISTS chalk_schema (
+  id integer PRIMARY KEY DEFAULT 1 CHECK (id = 1),
+  version integer NOT NULL,
+  applied_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- pg_trgm (trusted, in every Postgres contrib and in PGlite) and pgvector, each only when available.
+DO $$ BEGIN
+  IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm') THEN
+    CREATE EXTENSION IF NOT EXISTS pg_trgm;
+  END IF;
+  IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') THEN
+    BEGIN
+      CREATE EXTENSION IF NOT EXISTS vector;
+    EXCEPTION WHEN insufficient_privilege THEN
+      RAISE NOTICE 'pgvector is available but this role may not create it; semantic recall stays off';
+    END;
+  END IF;
+END $$;
+
+-- One row per agent call.
+CREATE TABLE IF NOT EXISTS runs (
+  id bigserial PRIMARY KEY,
+  repo text NOT NULL,
+  ticket text NOT NULL,
+  branch text NOT NULL,
+  loop integer NOT NULL,
+  kind text NOT NULL,
+  agent_status text NOT NULL,
+  rubric_exit integer NOT NULL,
+  progressed boolean NOT NULL,
+  model text NOT NULL,
+  prompts text NOT NULL,
+  cost_usd numeric(10, 4) NOT NULL,
+  budget_usd numeric(10, 4) NOT NULL,
+  duration_s integer NOT NULL,
+  input_tokens bigint NOT NULL,
+  output_tokens bigint NOT NULL,
+  cache_read_tokens bigint NOT NULL,
+  cache_write_tokens bigint NOT NULL,
+  turns integer NOT NULL,
+  denials integer NOT NULL,
+  lessons integer NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS run_id text;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS tests_hash text;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS failing integer;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS failing_tests text;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS first_error text;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS tree_id text;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS verdict text;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS fp_rules text;
+CREATE INDEX IF NOT EXISTS runs_ticket_idx ON runs (repo, ticket);
+CREATE INDEX IF NOT EXISTS runs_created_idx ON runs (created_at);
+CREATE INDEX IF NOT EXISTS runs_run_id_idx ON runs (run_id);
+
+-- Ticket milestones: detention, submitted, spec_blocked, ready.
+CREATE TABLE IF NOT EXISTS events (
+  id bigserial PRIMARY KEY,
+  repo text NOT NULL,
+  ticket text NOT NULL,
+  kind text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS events_ticket_idx ON events (repo, ticket);
+
+-- One lesson per detention, resolved by office hours.
+CREATE TABLE IF NOT EXISTS lessons (
+  id bigserial PRIMARY KEY,
+  repo text NOT NULL,
+  ticket text NOT NULL,
+  signature text NOT NULL,
+  resolution text,
+  lesson text,
+  resolved_by text,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  resolved_at timestamptz,
+  memory_synced_at timestamptz
+);
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS run_id text;
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS fingerprint text;
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS first_error text;
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS scope text;
+CREATE INDEX IF NOT EXISTS lessons_fingerprint_idx ON lessons (repo, fingerprint);
+CREATE INDEX IF NOT EXISTS lessons_ticket_idx ON lessons (repo, ticket);
+
+-- The embedding: vector(384) with an HNSW cosine index where pgvector is installed, else real[].
+-- A real[] column left by a server without pgvector is converted once pgvector is there.
+DO $$
+DECLARE
+  has_vector boolean := EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector');
+  col_type text := (
+    SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+    WHERE a.attrelid = 'lessons'::regclass AND a.attname = 'embedding' AND NOT a.attisdropped
+  );
+BEGIN
+  IF has_vector THEN
+    IF col_type IS NULL THEN
+      EXECUTE 'ALTER TABLE lessons ADD COLUMN embedding vector(384)';
+    ELSIF col_type <> 'vector(384)' THEN
+      EXECUTE 'ALTER TABLE lessons ALTER COLUMN embedding TYPE vector(384) USING embedding::vector(384)';
+    END IF;
+    EXECUTE 'CREATE INDEX IF NOT EXISTS lessons_embedding_hnsw ON lessons USING hnsw (embedding vector_cosine_ops)';
+  ELSIF col_type IS NULL THEN
+    EXECUTE 'ALTER TABLE lessons ADD COLUMN embedding real[]';
+  END IF;
+END $$;
+
+-- Trigram indexes for recall by text, where pg_trgm is installed.
+DO $$ BEGIN
+  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+    EXECUTE 'CREATE INDEX IF NOT EXISTS lessons_signature_trgm ON lessons USING gin (signature gin_trgm_ops)';
+    EXECUTE 'CREATE INDEX IF NOT EXISTS lessons_first_error_trgm ON lessons USING gin (first_error gin_trgm_ops)';
+  END IF;
+END $$;
+
+-- One row per decider question, or per call that got no answer.
+CREATE TABLE IF NOT EXISTS decisions (
+  id bigserial PRIMARY KEY,
+  call_id bigint REFERENCES runs (id) ON DELETE CASCADE,
+  run_id text,
+  kind text NOT NULL,
+  question text NOT NULL,
+  answer text,
+  confidence numeric(4, 3),
+  threshold numeric(4, 3),
+  mode text NOT NULL,
+  latency_ms integer,
+  acted boolean NOT NULL DEFAULT false,
+  lesson_id bigint,
+  model text,
+  error text,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+ALTER TABLE decisions ADD COLUMN IF NOT EXISTS url text;
+CREATE INDEX IF NOT EXISTS decisions_run_idx ON decisions (run_id);
+CREATE INDEX IF NOT EXISTS decisions_call_idx ON decisions (call_id);
