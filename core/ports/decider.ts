@@ -1,7 +1,47 @@
+import type { DecisionResponse } from '../decision/codec.js';
+import type { DeciderEntry } from '../decision/entry.js';
+import type { DecisionFailure } from '../decision/failure.js';
+import type { DecisionRequest } from '../decision/questions.js';
+
+export interface DecideOptions {
+  signal?: AbortSignal;
+  /** Absolute time (ms since the epoch) by which the answer must be complete, else `timeout`. */
+  deadline?: number;
+}
+
+/** One round trip's outcome: the response, or a classified failure. A client never throws for the wire. */
+export type DecisionReply = { ok: true; response: DecisionResponse } | { ok: false; failure: DecisionFailure };
+
 /**
- * The decider: a small, fast model answering bounded, typed questions over
- * one HTTP protocol. The decision issue (core/decision) refines this interface.
+ * The decision client family: one round trip of decider protocol v1, no
+ * admission, no retries, no record (core/decision's DecisionCall adds those).
  */
-export interface Decider {
+export interface DecisionClient {
+  decide(request: DecisionRequest, opts: DecideOptions): Promise<DecisionReply>;
+}
+
+export interface HealthReport {
+  healthy: boolean;
+  /** `ok`, or why not: `unreachable`, `starting`, `version`, `untrusted`, `HTTP 503`... */
+  status: string;
+  model?: string;
+  /** How health was learned: `/health`, or the smallest real request when /health is absent. */
+  via: 'health' | 'probe' | 'none';
+  detail?: string;
+}
+
+/**
+ * The decider: a small, fast model answering bounded, typed questions over one
+ * HTTP protocol (v1, `POST /v1/systemone`). A provider (hosted, local) is a
+ * DecisionClient with its entry (where it is, its context ceiling, its
+ * admission limit); core/decision's `runtimeFor(decider)` puts admission,
+ * retries and the record in front of it.
+ */
+export interface Decider extends DecisionClient {
   readonly name: string;
+  readonly entry: DeciderEntry;
+  /** Why this decider must be sent nothing (e.g. an untrusted address), or null when it may be asked. */
+  unavailable(): string | null;
+  /** Health per the protocol page: `/health`, else one probe when it answers 404/405. */
+  health(opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<HealthReport>;
 }

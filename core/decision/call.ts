@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DecisionClient } from '../ports/decider.js';
+import type { Admission } from './admission.js';
+import { encodeRequest } from './codec.js';
+import type { DeciderEntry } from './entry.js';
+import { DecisionFailure } from './failure.js';
+import type { DecisionRequest } from './questions.js';
+import { Decision } from './reading.js';
+import type { DecisionRecord } from './record.js';
+import { estimateTokens } from './tokens.js';
+
+/** Upstream retries a call gets unless told otherwise (Chalk's loop questions pass 0: never retry within a loop). */
+export const DEFAULT_RETRIES = 3;
+/** How long a call may take when no deadline is given. */
+export const DEFAULT_TIMEOUT_MS = 60_000;
+/** The first backoff window; each retry doubles it, up to MAX_BACKOFF_MS. */
+export const BASE_BACKOFF_MS = 200;
+export const MAX_BACKOFF_MS = 5_000;
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Absolute time (ms since the epoch) the call must be done by; default now + DEFAULT_TIMEOUT_MS. */
+  deadline?: number;
+  /** The upstream retry budget: re-runs after 429, 5xx or unreachable (default 3). */
+  retries?: number;
+  /** How long the call may wait for its admission turn (`busy` after). */
+  maxWaitMs?: number;
+  /** Copied onto the record. */
+  tags?: Record<string, string>;
+  /** The first backoff window in ms (tests shorten it). */
+  backoffMs?: number;
+  /** A number in [0, 1) (tests fix it). */
+  random?: () => number;
+}
+
+export interface Requirements {
+  entry: string;
+  /** The reservation: the wire body's token count (estimate), with no output. */
+  inputTokens: number;
+  outputTokens: 0;
+  /** What admission takes: one permit, or the reservation from the quota window. */
+  demand: { kind: 'permit'; count: 1 } | { kind: 'tokens'; count: number };
+}
+
+/** What a call runs on: the entry, its client, its admission line, and where its one record goes. */
+export interface CallContext {
+  entry: DeciderEntry;
+  client: DecisionClient;
+  admission: Admission;
+  emit(record: DecisionRecord): Promise<void>;
+}
+
+/**
+ * One decision as a priced, admitted, recorded job. The request must be set
+ * before the requirements are captured, because they price it. A call runs
+ * once: admission, round trips within its retry budget, then exactly one
+ * record, answered or failed.
+ */
+export class DecisionCall {
+  private request: DecisionRequest | null;
+  private ran = false;
+
+  constructor(
+    private readonly ctx: CallContext,
+    request?: DecisionRequest,
+    private readonly opts: CallOptions = {},
+  ) {
+    this.request = request ?? null;
+  }
+
+  setRequest(request: DecisionRequest): this {
+    if (this.ran) throw new Error('a decision call runs once; its request cannot change after it ran');
+    this.request = request;
+    return this;
+  }
+
+  requirements(): Requirements {
+    if (!this.request) {
+      throw new Error('a decision call needs its request before its requirements are captured');
+    }
+    const inputTokens = estimateTokens(encodeRequest(this.request));
+    const limit = this.ctx.entry.limit;
+    return {
+      entry: this.ctx.entry.id,
+      inputTokens,
+      outputTokens: 0,
+      demand: limit.kind === 'concurrency' ? { kind: 'permit', count: 1 } : { kind: 'tokens', count: inputTokens },
+    };
+  }
+
+  /** Runs the call; never throws for a decider's failure: the Decision carries it. */
+  async run(): Promise<Decision> {
+    const req = this.requirements();
+    const request = this.request as DecisionRequest;
+    if (this.ran) throw new Error('a decision call runs once');
+    this.ran = true;
+    const retries = this.opts.retries ?? DEFAULT_RETRIES;
+    const started = Date.now();
+    const t0 = performance.now();
+    const deadline = this.opts.deadline ?? started + DEFAULT_TIMEOUT_MS;
+    let attempts = 0;
+    let decision: Decision;
+    try {
+      decision = await this.attempt(request, req, deadline, retries, (n) => {
+        attempts = n;
+      });
+    } catch (err) {
+      // A client that throws is a bug in the client; the call still leaves its record.
+      const failure =
+        err instanceof DecisionFailure
+          ? err
+          : new DecisionFailure('invalid', `the decision client failed: ${(err as Error)?.message ?? String(err)}`, {
+              retryable: false,
+            });
+      decision = new Decision(request, null, failure, performance.now() - t0);
+    }
+    const latencyMs = Math.round((performance.now() - t0) * 10) / 10;
+    const final = new Decision(request, decision.response, decision.failure, latencyMs);
+    if (final.failure) final.failure.attempts = attempts;
+    await this.ctx.emit({
+      id: randomUUID(),
+      at: new Date(started).toISOString(),
+      entry: this.ctx.entry.id,
+      url: this.ctx.entry.url,
+      model: final.response?.model ?? null,
+      questions: Object.entries(request.questions).map(([id, q]) => ({ id, type: q.type })),
+      answers: final.response?.answers ?? null,
+      failure: final.failure ? { kind: final.failure.kind, message: final.failure.message } : null,
+      inputTokens: final.response?.inputTokens ?? req.inputTokens,
+      estimatedTokens: req.inputTokens,
+      latencyMs,
+      attempts,
+      retries,
+      tags: { ...(this.opts.tags ?? {}) },
+    });
+    return final;
+  }
+
+  private async attempt(
+    request: DecisionRequest,
+    req: Requirements,
+    deadline: number,
+    retries: number,
+    count: (n: number) => void,
+  ): Promise<Decision> {
+    const { entry, client, admission } = this.ctx;
+    const signal = this.opts.signal;
+    const failed = (f: DecisionFailure) => new Decision(request, null, f, 0);
+    if (req.inputTokens > entry.maxContextTokens) {
+      return failed(
+        new DecisionFailure(
+          'too_large',
+          `the request is ${req.inputTokens} tokens, over the context window of ${entry.id} (${entry.maxContextTokens})`,
+        ),
+      );
+    }
+    for (let n = 1; ; n++) {
+      let grant: Awaited<ReturnType<Admission['acquire']>>;
+      try {
+        grant = await admission.acquire(req.demand.count, {
+          deadline,
+          ...(signal ? { signal } : {}),
+          ...(this.opts.maxWaitMs !== undefined ? { maxWaitMs: this.opts.maxWaitMs } : {}),
+        });
+      } catch (err) {
+        if (err instanceof DecisionFailure) return failed(err);
+        throw err;
+      }
+      count(n);
+      let reply: Awaited<ReturnType<DecisionClient['decide']>>;
+      try {
+        reply = await client.decide(request, { deadline, ...(signal ? { signal } : {}) });
+      } finally {
+        grant.release();
+      }
+      if (reply.ok) return new Decision(request, reply.response, null, 0);
+      const f = reply.failure;
+      if (!f.retryable) return failed(f);
+      const detail = {
+        retryable: false,
+        ...(f.status !== undefined ? { status: f.status } : {}),
+      };
+      if (n > retries) {
+        return failed(
+          new DecisionFailure(
+            f.kind,
+            `retry budget (${retries}) spent after ${n} attempts; last: ${f.message}`,
+            detail,
+          ),
+        );
+      }
+      const wait = this.backoff(n, f.retryAfterMs);
+      if (Date.now() + wait >= deadline) {
+        return failed(
+          new DecisionFailure(
+            f.kind,
+            `no time left for a retry within the retry budget (${retries}); last: ${f.message}`,
+            detail,
+          ),
+        );
+      }
+      try {
+        await sleep(wait, undefined, signal ? { signal } : {});
+      } catch {
+        return failed(new DecisionFailure('cancelled', `cancelled while pacing a retry; last: ${f.message}`));
+      }
+    }
+  }
+
+  /** A random wait within a window that doubles with each attempt; a 429's Retry-After is a floor. */
+  private backoff(attempt: number, retryAfterMs?: number): number {
+    const base = this.opts.backoffMs ?? BASE_BACKOFF_MS;
+    const window = Math.min(MAX_BACKOFF_MS, base * 2 ** (attempt - 1));
+    const random = this.opts.random ?? Math.random;
+    const wait = window / 2 + random() * (window / 2);
+    return Math.max(wait, retryAfterMs ?? 0);
+  }
+}

@@ -1,0 +1,107 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Where Chalk keeps its per-machine and per-run state: paths only, no I/O.
+ * The run loop writes these files; `chalk why`, the report card and office
+ * hours read them.
+ *
+ * ```
+ * ${XDG_STATE_HOME:-~/.local/state}/chalk/
+ *   decider/trusted                  decider and embedding URLs acknowledged on this machine
+ *   <repo>/runs/<TICKET>/
+ *     pid                            live run pid
+ *     run.log                        output of a --detach run
+ *     io/                            wiped at every run start
+ *       system.md, prompt.md         system prompt, last loop's prompt
+ *       loop.json, loop.err          last loop's CLI result and stderr
+ *       rubric.log                   last rubric output
+ *       setup.log                    CHALK_SETUP_CMD output
+ *       report                       copy of CHALK_TEST_REPORT (JUnit XML, go test -json or jest --json)
+ *       detention.json               what the run loop knew when it detained (see DetentionFacts)
+ *       decisions.jsonl              one decision record per line (core/decision/record.ts)
+ *       out.bundle                   git bundle of new commits
+ * ```
+ */
+
+/** The machine's Chalk state directory. */
+export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base =
+    env.XDG_STATE_HOME && env.XDG_STATE_HOME !== '' ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
+  return join(base, 'chalk');
+}
+
+export function deciderStateDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(stateDir(env), 'decider');
+}
+
+/** The acknowledged decider/embedding URLs, one origin per line. */
+export function trustedFile(env: NodeJS.ProcessEnv = process.env): string {
+  return join(deciderStateDir(env), 'trusted');
+}
+
+export function repoStateDir(repo: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(stateDir(env), repo);
+}
+
+export function runsDir(repo: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(repoStateDir(repo, env), 'runs');
+}
+
+/** Every path of one ticket's run directory. */
+export interface RunPaths {
+  dir: string;
+  pid: string;
+  runLog: string;
+  io: string;
+  systemPrompt: string;
+  prompt: string;
+  loopJson: string;
+  loopErr: string;
+  rubricLog: string;
+  setupLog: string;
+  report: string;
+  detention: string;
+  decisions: string;
+  bundle: string;
+}
+
+export function runPaths(repo: string, ticket: string, env: NodeJS.ProcessEnv = process.env): RunPaths {
+  const dir = join(runsDir(repo, env), ticket);
+  const io = join(dir, 'io');
+  return {
+    dir,
+    pid: join(dir, 'pid'),
+    runLog: join(dir, 'run.log'),
+    io,
+    systemPrompt: join(io, 'system.md'),
+    prompt: join(io, 'prompt.md'),
+    loopJson: join(io, 'loop.json'),
+    loopErr: join(io, 'loop.err'),
+    rubricLog: join(io, 'rubric.log'),
+    setupLog: join(io, 'setup.log'),
+    report: join(io, 'report'),
+    detention: join(io, 'detention.json'),
+    decisions: join(io, 'decisions.jsonl'),
+    bundle: join(io, 'out.bundle'),
+  };
+}
+
+/**
+ * `io/detention.json`, written by the run loop when it detains (all fields
+ * optional to a reader):
+ * - `reason`: the log reason, e.g. `rubric failed (exit 1)`
+ * - `detail`: the detail printed under it, if any
+ * - `branch`: the detention branch, e.g. `detention/SHOP-7-1791171685`
+ * - `green`: the commit of the last green loop (the ticket branch's head when detained)
+ * - `lesson`: the open lesson's signature
+ * - `lesson_id`: its id in the store
+ */
+export interface DetentionFacts {
+  reason?: string;
+  detail?: string;
+  branch?: string;
+  green?: string;
+  lesson?: string;
+  lesson_id?: number;
+}

@@ -1,0 +1,191 @@
+import { Agent, type Dispatcher, request } from 'undici';
+import { DECIDE_PATH, decodeResponse, encodeRequest } from '../../core/decision/codec.js';
+import type { DeciderEntry } from '../../core/decision/entry.js';
+import { DecisionFailure, failureForStatus } from '../../core/decision/failure.js';
+import type { DecisionRequest } from '../../core/decision/questions.js';
+import type { DecideOptions, Decider, DecisionReply, HealthReport } from '../../core/ports/decider.js';
+
+export interface HttpDeciderOptions {
+  /** The entry (its `url` is the display form, recorded with every decision). */
+  entry: DeciderEntry;
+  /** The base URL to call; defaults to the entry's. */
+  url?: string;
+  /** CHALK_DECIDER_TOKEN: goes in the Authorization header and nowhere else. */
+  token?: string;
+  /** Why the address must be sent nothing (the trust rule), or null. Checked on every call. */
+  untrusted?: () => string | null;
+  dispatcher?: Dispatcher;
+}
+
+const CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_CLOSED',
+]);
+
+function errorCode(err: unknown): string {
+  let e = err as { code?: string; cause?: unknown } | undefined;
+  for (let i = 0; e && i < 5; i++) {
+    if (typeof e.code === 'string') return e.code;
+    e = e.cause as typeof e;
+  }
+  return 'unknown';
+}
+
+/**
+ * Decider protocol v1 over undici: `POST <url>/v1/systemone`, one round trip,
+ * every outcome classified. The token is only ever an Authorization header; no
+ * message carries it or the state.
+ */
+export class HttpDecider implements Decider {
+  readonly name = 'http';
+  readonly entry: DeciderEntry;
+  private readonly base: string;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  readonly #token: string;
+  readonly #untrusted: () => string | null;
+
+  constructor(opts: HttpDeciderOptions) {
+    this.entry = opts.entry;
+    this.base = (opts.url ?? opts.entry.url).replace(/\/+$/, '');
+    this.#token = opts.token ?? '';
+    this.#untrusted = opts.untrusted ?? (() => null);
+    this.ownsDispatcher = !opts.dispatcher;
+    this.dispatcher =
+      opts.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, connect: { timeout: 5_000 }, pipelining: 1 });
+  }
+
+  unavailable(): string | null {
+    return this.#untrusted();
+  }
+
+  private headers(json: boolean): Record<string, string> {
+    const h: Record<string, string> = { accept: 'application/json' };
+    if (json) h['content-type'] = 'application/json';
+    if (this.#token !== '') h.authorization = `Bearer ${this.#token}`;
+    return h;
+  }
+
+  async decide(req: DecisionRequest, opts: DecideOptions = {}): Promise<DecisionReply> {
+    const refused = this.#untrusted();
+    if (refused) return { ok: false, failure: new DecisionFailure('untrusted', refused, { retryable: false }) };
+    const left = opts.deadline === undefined ? 60_000 : opts.deadline - Date.now();
+    if (left <= 0) {
+      return {
+        ok: false,
+        failure: new DecisionFailure('budget', 'no time was left to send the call', { retryable: false }),
+      };
+    }
+    const timeout = AbortSignal.timeout(left);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    try {
+      const res = await request(`${this.base}${DECIDE_PATH}`, {
+        method: 'POST',
+        headers: this.headers(true),
+        body: encodeRequest(req),
+        signal,
+        dispatcher: this.dispatcher,
+      });
+      const text = await res.body.text();
+      if (res.statusCode !== 200) {
+        const ra = Number(res.headers['retry-after']);
+        return { ok: false, failure: failureForStatus(res.statusCode, Number.isFinite(ra) ? ra * 1000 : undefined) };
+      }
+      try {
+        return { ok: true, response: decodeResponse(text, req) };
+      } catch (err) {
+        if (err instanceof DecisionFailure) return { ok: false, failure: err };
+        throw err;
+      }
+    } catch (err) {
+      return { ok: false, failure: this.classify(err, timeout, opts.signal) };
+    }
+  }
+
+  private classify(err: unknown, timeout: AbortSignal, caller?: AbortSignal): DecisionFailure {
+    if (caller?.aborted) return new DecisionFailure('cancelled', 'cancelled by the caller', { retryable: false });
+    if (timeout.aborted)
+      return new DecisionFailure('timeout', 'no full answer within the time left', { retryable: false });
+    const code = errorCode(err);
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+      // No retry changes DNS.
+      return new DecisionFailure('unreachable', `could not be reached: the host name does not resolve (${code})`, {
+        retryable: false,
+      });
+    }
+    if (CONNECT_CODES.has(code) || code === 'unknown') {
+      return new DecisionFailure('unreachable', `could not be reached (${code})`);
+    }
+    return new DecisionFailure('unreachable', `could not be reached (${code})`);
+  }
+
+  /**
+   * Health per the protocol page: `GET /health`; when it answers 404 or 405,
+   * the smallest real request instead. Nothing is sent to an untrusted address.
+   */
+  async health(opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<HealthReport> {
+    const refused = this.#untrusted();
+    if (refused) return { healthy: false, status: 'untrusted', via: 'none', detail: refused };
+    const timeoutMs = opts.timeoutMs ?? 2_000;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    let status: number;
+    let text: string;
+    try {
+      const res = await request(`${this.base}/health`, {
+        method: 'GET',
+        headers: this.headers(false),
+        signal,
+        dispatcher: this.dispatcher,
+      });
+      status = res.statusCode;
+      text = await res.body.text();
+    } catch (err) {
+      const f = this.classify(err, timeout, opts.signal);
+      return { healthy: false, status: f.kind, via: 'health', detail: f.message };
+    }
+    if (status === 404 || status === 405) {
+      const probe = await this.decide(
+        {
+          state: 'Chalk health check.',
+          questions: { health: { type: 'noul', instructions: 'Is this text a health check?' } },
+        },
+        { deadline: Date.now() + timeoutMs, ...(opts.signal ? { signal: opts.signal } : {}) },
+      );
+      return probe.ok
+        ? { healthy: true, status: 'ok', via: 'probe', model: probe.response.model }
+        : { healthy: false, status: probe.failure.kind, via: 'probe', detail: probe.failure.message };
+    }
+    if (status !== 200) return { healthy: false, status: `HTTP ${status}`, via: 'health' };
+    let body: { status?: unknown; model?: unknown; protocol?: unknown };
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return { healthy: false, status: 'invalid', via: 'health', detail: '/health answered a body that is not JSON' };
+    }
+    if (body.protocol !== undefined && body.protocol !== 1) {
+      return {
+        healthy: false,
+        status: 'version',
+        via: 'health',
+        detail: `the decider speaks protocol ${JSON.stringify(body.protocol)}, Chalk speaks 1`,
+      };
+    }
+    return {
+      healthy: true,
+      status: typeof body.status === 'string' ? body.status : 'ok',
+      via: 'health',
+      ...(typeof body.model === 'string' ? { model: body.model } : {}),
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+}
