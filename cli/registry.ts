@@ -42,6 +42,12 @@ export const COMMANDS: CommandEntry[] = [
     'PromptsEjectCommand',
   ),
   entry(['new'], 'Work', 'chalk new TICKET [title]', () => import('./new.js')),
+  entry(['db', 'up'], 'Setup', 'chalk db up | down | status [--json] | url | psql', () => import('./db-up.js')),
+  entry(['db', 'down'], 'Setup', 'chalk db up | down | status [--json] | url | psql', () => import('./db-down.js')),
+  entry(['db', 'status'], 'Setup', 'chalk db up | down | status [--json] | url | psql', () => import('./db-status.js')),
+  entry(['db', 'url'], 'Setup', 'chalk db up | down | status [--json] | url | psql', () => import('./db-url.js')),
+  entry(['db', 'psql'], 'Setup', 'chalk db up | down | status [--json] | url | psql', () => import('./db-psql.js')),
+  entry(['status'], 'Work', 'chalk status [--json]', () => import('./status.js')),
 ];
 
 /** The entry whose path is the longest prefix of the arguments. */

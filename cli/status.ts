@@ -1,0 +1,42 @@
+import { Command, Option } from 'clipanion';
+import { UserError } from '../core/errors.js';
+import { repoName } from '../core/repo/git.js';
+import { PgStore } from '../core/store/index.js';
+import { ticketStatus } from '../core/store/ticket-status.js';
+import { commandContext, table } from './context.js';
+
+const dash = (v: number | null, f: (n: number) => string = String) => (v === null ? '-' : f(v));
+
+export default class StatusCommand extends Command {
+  static override paths = [['status']];
+  static override usage = Command.Usage({
+    description: "this repository's tickets, most recently active first: state, loops, cost, fixes, detentions",
+  });
+  json = Option.Boolean('--json', false);
+
+  async execute(): Promise<number> {
+    const { root, config } = await commandContext();
+    if (!root) throw new UserError('chalk status runs inside a git repository: cd into one');
+    const repo = await repoName(root);
+    const report = await ticketStatus({ repo, root, store: () => PgStore.forConfig(config) });
+    if (this.json) {
+      this.context.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      return 0;
+    }
+    if (report.databaseError) this.context.stderr.write(`chalk: numbers unavailable: ${report.databaseError}\n`);
+    if (report.tickets.length === 0) {
+      this.context.stdout.write('no tickets yet: start one with chalk new TICKET\n');
+      return 0;
+    }
+    const rows = report.tickets.map((t) => [
+      t.ticket,
+      t.state ?? '-',
+      dash(t.loops),
+      dash(t.costUsd, (n) => `$${n.toFixed(2)}`),
+      dash(t.fixes),
+      String(t.detentions),
+    ]);
+    this.context.stdout.write(table([['TICKET', 'STATE', 'LOOPS', 'COST', 'FIXES', 'DETENTIONS'], ...rows]));
+    return 0;
+  }
+}

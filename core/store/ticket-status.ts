@@ -1,0 +1,108 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Store, TicketSummary } from '../ports/store.js';
+import { run } from '../process/run.js';
+import { TICKET_RE } from '../repo/git.js';
+import { runPaths, runsDir } from '../run/layout.js';
+import { alive, readPid } from './embedded/pid.js';
+
+/** One line of `chalk status`. Numbers are null when the database could not be read. */
+export interface TicketStatus {
+  ticket: string;
+  state: TicketSummary['state'] | 'running' | null;
+  loops: number | null;
+  costUsd: number | null;
+  fixes: number | null;
+  detentions: number;
+  lastActiveAt: Date | null;
+}
+
+export interface StatusReport {
+  tickets: TicketStatus[];
+  /** Why the numbers are missing, once; null when the database was read. */
+  databaseError: string | null;
+}
+
+/** Counts of local `detention/<TICKET>-*` branches per ticket. */
+export async function detentionCounts(root: string): Promise<Map<string, number>> {
+  const r = await run('git', ['for-each-ref', '--format=%(refname:short)', 'refs/heads/detention/'], { cwd: root });
+  const counts = new Map<string, number>();
+  if (r.code !== 0) return counts;
+  for (const name of r.stdout.split('\n')) {
+    const m = /^detention\/([A-Z][A-Z0-9]+-[0-9]+)-/.exec(name.trim());
+    if (m?.[1]) counts.set(m[1], (counts.get(m[1]) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** Run directories of the repository with their last modification time. */
+function runDirectories(repo: string, env: NodeJS.ProcessEnv): Map<string, Date> {
+  const out = new Map<string, Date>();
+  const dir = runsDir(repo, env);
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return out;
+  }
+  for (const n of names) {
+    if (!TICKET_RE.test(n)) continue;
+    try {
+      out.set(n, statSync(join(dir, n)).mtime);
+    } catch {
+      // vanished meanwhile
+    }
+  }
+  return out;
+}
+
+/**
+ * The repository's tickets (run directories, and tickets the database knows), most recently
+ * active first: state (`running` when the run's recorded pid is alive), loops, cost, fixes,
+ * detentions. A database that cannot be read leaves the numbers null and says why once.
+ */
+export async function ticketStatus(opts: {
+  repo: string;
+  root: string;
+  store: () => Promise<Store>;
+  env?: NodeJS.ProcessEnv;
+}): Promise<StatusReport> {
+  const env = opts.env ?? process.env;
+  const dirs = runDirectories(opts.repo, env);
+  const detentions = await detentionCounts(opts.root);
+  let summaries: TicketSummary[] = [];
+  let databaseError: string | null = null;
+  try {
+    const store = await opts.store();
+    try {
+      summaries = await store.tickets.summaries(opts.repo);
+    } finally {
+      await store.close();
+    }
+  } catch (err) {
+    databaseError = err instanceof Error ? err.message : String(err);
+  }
+  const byTicket = new Map(summaries.map((s) => [s.ticket, s]));
+  const tickets = new Set([...dirs.keys(), ...byTicket.keys(), ...detentions.keys()]);
+  const rows: TicketStatus[] = [...tickets].map((ticket) => {
+    const s = byTicket.get(ticket);
+    const pid = readPid(runPaths(opts.repo, ticket, env).pid);
+    const dirTime = dirs.get(ticket) ?? null;
+    const dbTime = s?.lastActiveAt ?? null;
+    const last = dirTime && dbTime ? (dirTime > dbTime ? dirTime : dbTime) : (dirTime ?? dbTime);
+    const known = databaseError === null;
+    return {
+      ticket,
+      state: pid !== null && alive(pid) ? 'running' : known ? (s?.state ?? 'new') : null,
+      loops: known ? (s?.loops ?? 0) : null,
+      costUsd: known ? (s?.costUsd ?? 0) : null,
+      fixes: known ? (s?.fixes ?? 0) : null,
+      detentions: detentions.get(ticket) ?? 0,
+      lastActiveAt: last,
+    };
+  });
+  rows.sort(
+    (a, b) => (b.lastActiveAt?.getTime() ?? 0) - (a.lastActiveAt?.getTime() ?? 0) || a.ticket.localeCompare(b.ticket),
+  );
+  return { tickets: rows, databaseError };
+}
