@@ -1,15 +1,121 @@
+import type { ExecOptions, ExecResult } from './sandbox.js';
+
 /**
- * The coding agent (the `claude` CLI) as the loop sees it. The sandbox-and-agent
- * issue (core/agent) refines this interface.
+ * The coding agent (the `claude` CLI) as the loop sees it: one call per kind,
+ * each answering with a structured object, run wherever the caller says
+ * (a sandbox session, or the host for fleet planning).
  */
-export type CallKind = 'continue' | 'retry' | 'fix-review' | 'spec-check' | 'review' | 'distill' | 'plan';
+export type LoopKind = 'continue' | 'retry' | 'fix-review';
+export type CallKind = LoopKind | 'spec-check' | 'review' | 'distill' | 'plan';
+export const CALL_KINDS: readonly CallKind[] = [
+  'continue',
+  'retry',
+  'fix-review',
+  'spec-check',
+  'review',
+  'distill',
+  'plan',
+];
+
+export interface LoopAnswer {
+  status: 'done' | 'blocked';
+  checkpoint?: string;
+  summary: string;
+  blocker?: string;
+}
+
+export interface SpecAnswer {
+  verdict: 'pass' | 'fail';
+  problems: { checkpoint: string; problem: string; suggestion?: string }[];
+}
+
+export interface ReviewAnswer {
+  verdict: 'pass' | 'fail';
+  summary: string;
+  findings: { severity: 'blocker' | 'minor'; file?: string; issue: string }[];
+}
+
+export interface LessonAnswer {
+  lesson: string;
+  scope: 'general' | 'repo' | 'none';
+}
+
+export interface PlanAnswer {
+  workstreams: { ticket: string; title: string; context?: string; checkpoints: string[] }[];
+}
+
+export interface AnswerOf {
+  continue: LoopAnswer;
+  retry: LoopAnswer;
+  'fix-review': LoopAnswer;
+  'spec-check': SpecAnswer;
+  review: ReviewAnswer;
+  distill: LessonAnswer;
+  plan: PlanAnswer;
+}
+
+export interface AgentUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheCreationTokens: number;
+  turns: number;
+}
+
+/** An action the CLI's permission checks refused. */
+export interface PermissionDenial {
+  tool: string;
+  input: unknown;
+}
 
 export interface AgentResult<A = unknown> {
+  /** The validated structured answer, or `none` when it is missing or malformed. */
   answer: A | 'none';
+  /** `ok`, the CLI's error subtype (e.g. `error_max_turns`, `error_max_budget_usd`) or `error` (non-zero exit). */
   status: string;
   costUsd: number;
+  usage: AgentUsage;
+  denials: PermissionDenial[];
+  /** The model that answered (highest cost in the result), else the requested one, else `default`. */
+  model: string;
+  exitCode: number;
+  /** The CLI's stdout (its result JSON), for the run's io directory. */
+  raw: string;
+  stderr: string;
+  durationMs: number;
+}
+
+/** Where the CLI runs: a sandbox session (any Sandbox implementation) or the host. */
+export interface AgentHost {
+  exec(command: string, opts?: ExecOptions): Promise<ExecResult>;
+}
+
+export interface AgentCallOptions {
+  where: AgentHost;
+  /** The system prompt file as the CLI sees it (e.g. /chalk/system.md in a sandbox); none for `plan`. */
+  systemPromptFile?: string;
+  /** Working directory of the CLI (e.g. /work/repo in a sandbox). */
+  cwd?: string;
+  /** Overrides the kind's configured model. */
+  model?: string;
+  signal?: AbortSignal;
+  onOutput?: ExecOptions['onOutput'];
 }
 
 export interface Agent {
-  call<A>(kind: CallKind, prompt: string, opts: { signal?: AbortSignal }): Promise<AgentResult<A>>;
+  call<K extends CallKind>(kind: K, prompt: string, opts: AgentCallOptions): Promise<AgentResult<AnswerOf[K]>>;
+}
+
+/**
+ * Runs one command in a throwaway container of the sandbox image (no clone, no
+ * mounts), with the agent credentials, removed afterwards. A Sandbox
+ * implementation that offers it lets `chalk doctor` ask the CLI in the image
+ * which permission mode a loop would start in.
+ */
+export interface OneShotRunner {
+  runOnce(argv: string[], opts: { stdin?: string; timeoutMs?: number }): Promise<ExecResult>;
+}
+
+export function isOneShotRunner(x: unknown): x is OneShotRunner {
+  return typeof (x as Partial<OneShotRunner> | null)?.runOnce === 'function';
 }
