@@ -1,0 +1,121 @@
+import { createHash } from 'node:crypto';
+import { firstError, isGenericError } from './first-error.js';
+import { testsFromReport } from './report.js';
+import { testsFromOutput } from './tests-from-output.js';
+
+/**
+ * A loop's fingerprint: what its rubric run reduces to, so that two loops can
+ * be compared.
+ * - T `tests`: the failing test IDs, sorted (byte order) and unique; null is
+ *   UNKNOWN (no IDs found), never "zero failures".
+ * - E `firstError`: the normalised first error line, '' when none.
+ * - D `treeId`: the git tree of the sandbox's working tree, '' when git could
+ *   not say (an empty D is never "unchanged").
+ *
+ * A passing rubric records D only (`rubric: 'passed'`).
+ */
+export interface Fingerprint {
+  rubric: 'failed' | 'passed';
+  tests: string[] | null;
+  firstError: string;
+  /** E is only a runner's banner (`FAIL`, `=== FAILURES ===`, ...). */
+  generic: boolean;
+  treeId: string;
+  /** sha256 of T; null when T is UNKNOWN. */
+  testsHash: string | null;
+  /** How many tests fail; null when T is UNKNOWN. */
+  failing: number | null;
+  /** The lesson fingerprint, sha256 of T and E; set only when T is known or E is specific. */
+  hash: string | null;
+}
+
+/** What T is written as when no test IDs were found. */
+export const UNKNOWN = 'UNKNOWN';
+
+export interface FailedRubric {
+  /** The rubric's combined output (`io/rubric.log`). */
+  log: string;
+  /** The test report's content when `CHALK_TEST_REPORT` is set and the rubric wrote one; null otherwise. */
+  report: string | null;
+  /** The tree ID as the sandbox printed it (validated here). */
+  treeId: string;
+  /** Where the repository lives in the sandbox, for jest's absolute file names. */
+  repoDir?: string;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/** Sorted in byte order (as `LC_ALL=C sort -u`), duplicates removed. */
+export function sortTests(ids: Iterable<string>): string[] {
+  const unique = [...new Set(ids)];
+  return unique.sort((a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
+}
+
+/** A git tree ID (SHA-1 or SHA-256), or '' for anything else. */
+export function validTreeId(text: string): string {
+  const t = text.trim();
+  return /^[0-9a-f]{40,64}$/.test(t) ? t : '';
+}
+
+/**
+ * T: from the report when there is a non-empty one (and only from it), else
+ * from the runner's output. No IDs means UNKNOWN (null).
+ */
+export function failingTests(log: string, report: string | null, repoDir?: string): string[] | null {
+  const ids = report !== null && report !== '' ? (testsFromReport(report, repoDir) ?? []) : testsFromOutput(log);
+  const sorted = sortTests(ids);
+  return sorted.length > 0 ? sorted : null;
+}
+
+/** T as text: one ID per line, or `UNKNOWN`. */
+export function testsText(tests: string[] | null): string {
+  return tests === null ? UNKNOWN : tests.join('\n');
+}
+
+/** The fingerprint of a failed rubric run. */
+export function fingerprintFailure(input: FailedRubric): Fingerprint {
+  const tests = failingTests(input.log, input.report, input.repoDir);
+  const error = firstError(input.log);
+  const generic = error !== '' && isGenericError(error);
+  const t = testsText(tests);
+  const identifies = tests !== null || (error !== '' && !generic);
+  return {
+    rubric: 'failed',
+    tests,
+    firstError: error,
+    generic,
+    treeId: validTreeId(input.treeId),
+    testsHash: tests === null ? null : sha256(`${t}\n`),
+    failing: tests === null ? null : tests.length,
+    hash: identifies ? sha256(`${t}\n\n${error}\n`) : null,
+  };
+}
+
+/** The fingerprint of a passed rubric run: D only. */
+export function fingerprintPass(treeId: string): Fingerprint {
+  return {
+    rubric: 'passed',
+    tests: null,
+    firstError: '',
+    generic: false,
+    treeId: validTreeId(treeId),
+    testsHash: null,
+    failing: null,
+    hash: null,
+  };
+}
+
+/** How many failing test IDs a `runs` row keeps. */
+export const STORED_TESTS = 100;
+
+/** The fingerprint as the `runs` row stores it (names follow the table's columns). */
+export function fingerprintColumns(fp: Fingerprint | null) {
+  return {
+    tests_hash: fp?.testsHash ?? null,
+    failing: fp?.failing ?? null,
+    failing_tests: fp?.tests ? fp.tests.slice(0, STORED_TESTS).join('\n') : null,
+    first_error: fp && fp.rubric === 'failed' ? fp.firstError : null,
+    tree_id: fp && fp.treeId !== '' ? fp.treeId : null,
+    fingerprint: fp?.hash ?? null,
+  };
+}

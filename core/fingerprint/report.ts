@@ -1,0 +1,142 @@
+import { EntityDecoder, XML } from '@nodable/entities';
+import { XMLParser } from 'fast-xml-parser';
+
+/**
+ * Failing test IDs from a test report (`CHALK_TEST_REPORT`). The format is
+ * told by the content, never by the file name:
+ * - first non-space character (after a byte-order mark) is `<`: JUnit XML;
+ * - exactly one JSON object with a `testResults` key: `jest --json`;
+ * - anything else: `go test -json`, one event per line.
+ */
+export type ReportFormat = 'junit' | 'jest' | 'go';
+
+/** Where the repository is checked out in the sandbox; jest names files by absolute path. */
+export const SANDBOX_REPO = '/work/repo';
+
+export function reportFormat(content: string): ReportFormat {
+  const body = content.replace(/^\uFEFF/, '');
+  if (/^\s*</.test(body)) return 'junit';
+  const parsed = parseJson(body);
+  if (isObject(parsed) && 'testResults' in parsed) return 'jest';
+  return 'go';
+}
+
+/**
+ * The failing test IDs a report names, unsorted, or null when the report
+ * cannot be read (which the fingerprint counts as UNKNOWN, never as zero).
+ */
+export function testsFromReport(content: string, repoDir = SANDBOX_REPO): string[] | null {
+  const body = content.replace(/^\uFEFF/, '');
+  switch (reportFormat(body)) {
+    case 'junit':
+      return junitTests(body);
+    case 'jest':
+      return jestTests(parseJson(body), repoDir);
+    case 'go':
+      return goTests(body);
+  }
+}
+
+/** IDs are one per line wherever they are stored, so a line break inside one becomes a space. */
+const oneLine = (s: string) => s.replace(/[\r\n]+/g, ' ');
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+// --- JUnit XML -------------------------------------------------------------
+
+type XmlNode = Record<string, unknown>;
+
+function xmlParser(): XMLParser {
+  return new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '@_',
+    // Every element is a list, so one or many testcases read the same way.
+    isArray: (_name, _path, _leaf, isAttribute) => !isAttribute,
+    parseAttributeValue: false,
+    parseTagValue: false,
+    // XML's own entities and numeric references; entities a DOCTYPE declares are never expanded.
+    entityDecoder: new EntityDecoder({ namedEntities: XML, onInputEntity: () => 'block' }),
+  });
+}
+
+/** Each `<testcase>` with a `<failure>` or `<error>` child: `classname::name`, or `name` alone. */
+function junitTests(xml: string): string[] | null {
+  let root: unknown;
+  try {
+    root = xmlParser().parse(xml);
+  } catch {
+    return null;
+  }
+  const ids: string[] = [];
+  const visit = (node: unknown) => {
+    if (Array.isArray(node)) {
+      for (const n of node) visit(n);
+      return;
+    }
+    if (!isObject(node)) return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key.startsWith('@_') || key === '#text') continue;
+      if (key === 'testcase' && Array.isArray(value)) {
+        for (const tc of value) if (isObject(tc)) collectCase(tc, ids);
+      }
+      visit(value);
+    }
+  };
+  visit(root);
+  return ids;
+}
+
+function collectCase(tc: XmlNode, ids: string[]) {
+  if (!('failure' in tc) && !('error' in tc)) return;
+  const name = typeof tc['@_name'] === 'string' ? tc['@_name'] : '';
+  const cls = typeof tc['@_classname'] === 'string' ? tc['@_classname'] : '';
+  const id = cls === '' ? name : `${cls}::${name}`;
+  if (id !== '') ids.push(oneLine(id));
+}
+
+// --- jest --json -------------------------------------------------------------
+
+/** Each failed assertion: `FILE::Describe › test`, FILE relative to the repository. */
+function jestTests(report: unknown, repoDir: string): string[] {
+  const ids: string[] = [];
+  const prefix = `${repoDir.replace(/\/+$/, '')}/`;
+  const results = isObject(report) && Array.isArray(report.testResults) ? report.testResults : [];
+  for (const suite of results) {
+    if (!isObject(suite)) continue;
+    const name = typeof suite.name === 'string' ? suite.name : '';
+    const file = name.startsWith(prefix) ? name.slice(prefix.length) : name;
+    const assertions = Array.isArray(suite.assertionResults) ? suite.assertionResults : [];
+    for (const a of assertions) {
+      if (!isObject(a) || a.status !== 'failed') continue;
+      const titles = [...(Array.isArray(a.ancestorTitles) ? a.ancestorTitles : []), a.title].filter(
+        (t): t is string => typeof t === 'string',
+      );
+      const test = titles.join(' › ');
+      ids.push(oneLine(file === '' ? test : `${file}::${test}`));
+    }
+  }
+  return ids;
+}
+
+// --- go test -json -------------------------------------------------------------
+
+/** Each `fail` event that names a test: `Package::Test`. Lines that are not JSON (build errors) are skipped. */
+function goTests(stream: string): string[] {
+  const ids: string[] = [];
+  for (const line of stream.split('\n')) {
+    const ev = parseJson(line);
+    if (!isObject(ev) || ev.Action !== 'fail') continue;
+    if (typeof ev.Test !== 'string' || ev.Test === '') continue;
+    const pkg = typeof ev.Package === 'string' ? ev.Package : '';
+    ids.push(oneLine(pkg === '' ? ev.Test : `${pkg}::${ev.Test}`));
+  }
+  return ids;
+}
