@@ -68,33 +68,29 @@ export async function ensureEmbedded(paths: EmbeddedPaths, timeoutMs: number): P
   }
   try {
     if (await probe(paths.socket)) return { started: false, pid: readPid(paths.pidFile) };
-    const running = readPid(paths.pidFile);
     let child: ReturnType<typeof spawn> | null = null;
     let exited: number | null = null;
-    if (running === null || !alive(running)) {
-      rmSync(paths.socket, { force: true });
-      const out = openSync(paths.logFile, 'a', 0o600);
-      child = spawn(process.execPath, [daemonEntry(), paths.dir], {
-        detached: true,
-        stdio: ['ignore', out, out],
-        env: { ...process.env, NODE_OPTIONS: '' },
-      });
-      closeSync(out);
-      child.once('exit', (code) => {
-        exited = code ?? 1;
-      });
-      child.unref();
-    }
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (await probe(paths.socket)) return { started: child !== null, pid: readPid(paths.pidFile) };
       if (exited !== null) {
-        throw new UserError(
-          `the embedded database server exited (${lastLogLine(paths.logFile)}); log: ${paths.logFile}`,
-        );
+        throw new UserError(`the embedded database server exited (${lastLogLine(paths.logFile)}); log: ${paths.logFile}`);
       }
-      if (child === null && running !== null && !alive(running)) {
-        throw new UserError(`the embedded database server (pid ${running}) died while starting; log: ${paths.logFile}`);
+      // A live pid without a socket is a server still opening its data: wait for it. Else start one.
+      const running = readPid(paths.pidFile);
+      if (child === null && (running === null || !alive(running))) {
+        rmSync(paths.socket, { force: true });
+        const out = openSync(paths.logFile, 'a', 0o600);
+        child = spawn(process.execPath, [daemonEntry(), paths.dir], {
+          detached: true,
+          stdio: ['ignore', out, out],
+          env: { ...process.env, NODE_OPTIONS: '' },
+        });
+        closeSync(out);
+        child.once('exit', (code) => {
+          exited = code ?? 1;
+        });
+        child.unref();
       }
       await sleep(100);
     }

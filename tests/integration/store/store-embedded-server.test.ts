@@ -1,0 +1,118 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { run } from '../../../core/process/run.js';
+import { type EmbeddedPaths, PgStore, probe, readPid } from '../../../core/store/index.js';
+import { BACKENDS, embedded, ROOT } from './backends.js';
+
+const WRITER = join(import.meta.dirname, 'writer.mjs');
+
+function writer(env: NodeJS.ProcessEnv, count: number, tag: string) {
+  const child = spawn(process.execPath, [WRITER, String(count), tag], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const acks: number[] = [];
+  let err = '';
+  let buf = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    buf += d;
+    const lines = buf.split('\n');
+    buf = lines.pop() ?? '';
+    for (const l of lines) if (l.startsWith('ack ')) acks.push(Number(l.slice(4)));
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    err += d;
+  });
+  const done = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+  return { child, acks, done, stderr: () => err };
+}
+
+const starts = (paths: EmbeddedPaths) =>
+  readFileSync(paths.logFile, 'utf8')
+    .split('\n')
+    .filter((l) => / started pid \d+$/.test(l)).length;
+
+let disposers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const d of disposers) await d();
+  disposers = [];
+});
+
+describe.each(BACKENDS)('8 processes x 500 calls at once on $name', (backend) => {
+  it('records exactly 4,000 rows (and the embedded server is started exactly once)', async () => {
+    const db = await backend.fresh();
+    disposers.push(db.dispose);
+    const writers = Array.from({ length: 8 }, (_, i) => writer(db.env, 500, `w${i}`));
+    const codes = await Promise.all(writers.map((w) => w.done));
+    expect(codes, writers.map((w) => w.stderr()).join('')).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+    const store = await PgStore.open(db.target, 60_000);
+    try {
+      const r = await store.pool.query(
+        `SELECT count(*)::int AS n, count(DISTINCT run_id)::int AS d FROM runs WHERE repo = 'load'`,
+      );
+      expect(r.rows[0]).toEqual({ n: 4000, d: 4000 });
+      expect(new Set(writers.flatMap((w) => w.acks)).size).toBe(4000);
+    } finally {
+      await store.close();
+    }
+    if (db.target.kind === 'embedded') expect(starts(db.target.paths)).toBe(1);
+  }, 240_000);
+});
+
+describe('the embedded server process', () => {
+  it('after SIGKILL in the middle of a stream of writes, the next command finds every acknowledged row', async () => {
+    const db = await embedded.fresh();
+    disposers.push(db.dispose);
+    if (db.target.kind !== 'embedded') throw new Error('unreachable');
+    const paths = db.target.paths;
+    const w = writer(db.env, 100_000, 'kill');
+    while (w.acks.length < 300) {
+      if (w.child.exitCode !== null) throw new Error(`writer exited early: ${w.stderr()}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const pid = readPid(paths.pidFile);
+    expect(pid).not.toBeNull();
+    process.kill(pid as number, 'SIGKILL');
+    expect(await w.done).not.toBe(0); // the writer lost its server mid-stream
+    const acked = [...w.acks];
+    expect(acked.length).toBeGreaterThanOrEqual(300);
+
+    // The next command starts a new server, which recovers the data directory.
+    const up = await run(process.execPath, [join(ROOT, 'dist', 'cli', 'main.js'), 'db', 'up'], { env: db.env });
+    expect(up.code, up.stderr).toBe(0);
+    expect(readPid(paths.pidFile)).not.toBe(pid);
+    const store = await PgStore.open(db.target, 60_000);
+    try {
+      const r = await store.pool.query<{ id: string }>(`SELECT id FROM runs WHERE branch = 'kill'`);
+      const stored = new Set(r.rows.map((x) => Number(x.id)));
+      expect(acked.filter((id) => !stored.has(id))).toEqual([]);
+    } finally {
+      await store.close();
+    }
+    expect(starts(paths)).toBe(2);
+  }, 240_000);
+
+  it('stops cleanly on SIGTERM (db down), leaving no pid file or socket, and starts again on demand', async () => {
+    const db = await embedded.fresh();
+    disposers.push(db.dispose);
+    if (db.target.kind !== 'embedded') throw new Error('unreachable');
+    const paths = db.target.paths;
+    const cli = (...args: string[]) =>
+      run(process.execPath, [join(ROOT, 'dist', 'cli', 'main.js'), ...args], { env: db.env });
+    const up = await cli('db', 'up');
+    expect(up.stdout).toMatch(/database started/);
+    const status = JSON.parse((await cli('db', 'status', '--json')).stdout);
+    expect(status).toMatchObject({ kind: 'embedded', running: true, socket: paths.socket });
+    expect(status.info.extensions.join(' ')).toMatch(/vector/);
+    expect(status.dataBytes).toBeGreaterThan(1_000_000);
+    const down = await cli('db', 'down');
+    expect(down.stdout).toMatch(/stopped/);
+    expect(readFileSync(paths.logFile, 'utf8')).toMatch(/stopped cleanly/);
+    expect(readPid(paths.pidFile)).toBeNull();
+    expect(await probe(paths.socket)).toBe(false);
+    const stopped = JSON.parse((await cli('db', 'status', '--json')).stdout);
+    expect(stopped.running).toBe(false);
+    const again = await cli('db', 'up');
+    expect(again.stdout).toMatch(/database started/);
+    expect((await cli('db', 'up')).stdout).toMatch(/already running/);
+  }, 240_000);
+});
