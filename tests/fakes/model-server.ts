@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
+import { run } from '../../core/process/run.js';
 import {
   checkRequest,
   firstUserText,
@@ -67,8 +68,29 @@ interface Session {
 
 const DEFAULT_USAGE: Usage = { input_tokens: 100, output_tokens: 20 };
 
-function bridgeIPv4(): string | undefined {
-  return networkInterfaces().docker0?.find((a) => a.family === 'IPv4')?.address;
+const IPV4 = /^\d+\.\d+\.\d+\.\d+$/;
+
+/**
+ * The default bridge's gateway, which host-gateway names. Node lists only
+ * running interfaces, and docker0 is down while no container is attached, so
+ * ask the engine (its gateway, else the subnet's first address, which is
+ * where the engine puts it) and then the kernel.
+ */
+async function bridgeIPv4(): Promise<string | undefined> {
+  const r = await run(
+    'docker',
+    ['network', 'inspect', 'bridge', '--format', '{{range .IPAM.Config}}{{.Gateway}},{{.Subnet}} {{end}}'],
+    { timeoutMs: 10_000 },
+  );
+  for (const pair of r.code === 0 ? r.stdout.trim().split(/\s+/) : []) {
+    const [gateway = '', subnet = ''] = pair.split(',');
+    if (IPV4.test(gateway)) return gateway;
+    const net = subnet.split('/')[0] ?? '';
+    if (IPV4.test(net)) return net.replace(/\.\d+$/, '.1');
+  }
+  const ip = await run('ip', ['-4', '-o', 'addr', 'show', 'docker0']);
+  const fromIp = /inet (\d+\.\d+\.\d+\.\d+)/.exec(ip.stdout)?.[1];
+  return fromIp ?? networkInterfaces().docker0?.find((a) => a.family === 'IPv4')?.address;
 }
 
 function listen(server: Server, port: number, host: string): Promise<number> {
@@ -243,7 +265,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
 
   const servers: Server[] = [createServer(onRequest)];
   const port = await listen(servers[0] as Server, 0, '127.0.0.1');
-  const bridge = opts.bridge === false ? undefined : bridgeIPv4();
+  const bridge = opts.bridge === false ? undefined : await bridgeIPv4();
   if (bridge) {
     const s = createServer(onRequest);
     await listen(s, port, bridge);

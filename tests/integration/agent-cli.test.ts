@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClaudeAgent } from '../../core/agent/driver.js';
+import type { AgentSettings } from '../../core/agent/invocation.js';
+import { probeStartMode } from '../../core/agent/start-mode.js';
+import * as s from '../fakes/model-script.js';
+import { type ModelServer, startModelServer } from '../fakes/model-server.js';
+import { dockerUp, IMAGE, imagePresent, startContainer, type TestContainer } from './agent-container.js';
+
+/**
+ * The real `claude` CLI in a real container of the sandbox image, driven by
+ * core/agent against the scripted model server. Needs the Docker engine and
+ * the image: in CI both must be there; elsewhere the suite skips without them.
+ */
+const available = (await dockerUp()) && (await imagePresent());
+if (process.env.CI === 'true' && !available) throw new Error(`CI needs the Docker engine and ${IMAGE}`);
+
+const settings: AgentSettings = {
+  budgetUsd: '1.00',
+  permissionMode: 'bypass',
+  model: '',
+  cheapModel: 'haiku',
+  reviewModel: '',
+};
+const agent = new ClaudeAgent(settings);
+const where = (c: TestContainer) => ({ where: c, systemPromptFile: '/chalk/system.md', cwd: '/work/repo' });
+
+describe.skipIf(!available)('the agent driver with the real CLI in the sandbox image', () => {
+  let model: ModelServer;
+  let box: TestContainer;
+
+  beforeAll(async () => {
+    model = await startModelServer();
+    if (!model.bridgeAddress) throw new Error('no docker0 bridge address for the container to reach the fake model');
+    box = await startContainer(model.containerUrl);
+  });
+  afterAll(async () => {
+    await box?.remove();
+    await model?.close();
+  });
+
+  it('runs a loop that runs a command, writes and edits files and answers done', async () => {
+    model.enqueue([
+      s.bash('echo from-bash > bash.txt && git status --short'),
+      s.write('/work/repo/new.txt', 'written by the agent\n'),
+      s.read('/work/repo/greeting.txt'),
+      s.edit('/work/repo/greeting.txt', 'hello', 'goodbye'),
+      s.loopDone('1', 'edited the greeting'),
+    ]);
+    const r = await agent.call('continue', 'do checkpoint 1', where(box));
+    expect(r.status).toBe('ok');
+    expect(r.answer).toEqual({ status: 'done', checkpoint: '1', summary: 'edited the greeting', blocker: '' });
+    expect(r.usage.turns).toBeGreaterThanOrEqual(5);
+    expect(r.costUsd).toBeGreaterThan(0);
+    expect(r.denials).toEqual([]);
+    expect(await box.sh('cat greeting.txt new.txt bash.txt')).toBe('goodbye\nwritten by the agent\nfrom-bash\n');
+    expect(model.violations).toEqual([]);
+    // The prompt arrived on stdin, and the system prompt file was appended.
+    const first = model.requests.find((q) => q.body?.tools?.length)?.body;
+    expect(JSON.stringify(first?.messages)).toContain('do checkpoint 1');
+    expect(JSON.stringify(first?.system)).toContain('You are a scripted test agent.');
+    expect(first?.tools?.map((t) => t.name)).toContain('StructuredOutput');
+  });
+
+  it('reports a blocker', async () => {
+    model.enqueue([s.loopBlocked('the database is not reachable')]);
+    const r = await agent.call('retry', 'try again', where(box));
+    expect(r.status).toBe('ok');
+    expect(r.answer).toMatchObject({ status: 'blocked', blocker: 'the database is not reachable' });
+  });
+
+  it('surfaces a budget stop as the agent status', async () => {
+    model.enqueue([s.bash('echo spent', { usage: s.HUGE_USAGE }), s.loopDone('1', 'never reached')]);
+    const r = await agent.call('continue', 'spend', where(box));
+    expect(r.status).toBe('error_max_budget_usd');
+    expect(r.exitCode).not.toBe(0);
+    expect(r.answer).toBe('none');
+    expect(r.costUsd).toBeGreaterThan(1);
+    expect(r.usage.inputTokens).toBe(s.HUGE_USAGE.input_tokens);
+  });
+
+  it('gives answer none for a malformed answer, without a crash', async () => {
+    model.enqueue([s.answer({ status: 'maybe' }), s.answer({ nonsense: true }), s.say('I will not answer')]);
+    const r = await agent.call('continue', 'answer badly', where(box));
+    expect(r.answer).toBe('none');
+    expect(r.status).toBe('ok');
+    // The CLI itself refused both answers against the schema we gave it.
+    expect(model.toolResults.filter((t) => t.isError && /schema/i.test(t.content))).toHaveLength(2);
+  });
+
+  it('keeps a review read-only: writes are refused and counted, git reads allowed', async () => {
+    model.enqueue([
+      s.bash('git log --oneline'),
+      s.bash('rm greeting.txt'),
+      s.write('/work/repo/sneaky.txt', 'x'),
+      s.answer({ verdict: 'pass', summary: 'fine', findings: [] }),
+    ]);
+    const r = await agent.call('review', 'review it', where(box));
+    expect(r.answer).toEqual({ verdict: 'pass', summary: 'fine', findings: [] });
+    expect(r.denials.map((d) => d.tool)).toEqual(['Bash', 'Write']);
+    expect(await box.sh('ls')).not.toContain('sneaky.txt');
+    expect(await box.sh('cat greeting.txt')).toBe('goodbye\n');
+    expect(model.violations).toEqual([]);
+  });
+
+  it('asks the CLI in the image which permission mode a loop starts in, spending nothing', async () => {
+    const before = model.requests.filter((q) => q.path === '/v1/messages').length;
+    expect(await probeStartMode(box, '')).toBe('auto');
+    expect(model.requests.filter((q) => q.path === '/v1/messages').length).toBe(before);
+  });
+});
