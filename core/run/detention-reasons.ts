@@ -1,0 +1,154 @@
+import { join } from 'node:path';
+import { tailLines } from '../fingerprint/log.js';
+
+/**
+ * Detention: why a run stopped, and the one `next:` line that tells the
+ * person what to do about it. Pure: the run loop supplies the facts.
+ */
+export const DETENTION_KINDS = [
+  'blocked',
+  'failed',
+  'agent_error',
+  'passed',
+  'loop_limit',
+  'review',
+  'deja_vu',
+  'repeat',
+  'no_change',
+  'stuck',
+  'other',
+] as const;
+export type DetentionKind = (typeof DETENTION_KINDS)[number];
+
+/** The reason logged as `DETENTION: <reason>` and recorded with the open lesson. */
+export const reasons = {
+  blocked: () => 'agent reported a blocker',
+  failed: (exitCode: number) => `rubric failed (exit ${exitCode})`,
+  agentError: (status: string) => `agent stopped early (${status})`,
+  passed: () => 'rubric passed but no checkpoint was ticked in the spec',
+  loopLimit: (maxLoops: number, open: number) =>
+    `loop limit of ${maxLoops} reached with ${open} checkpoint${open === 1 ? '' : 's'} open`,
+  review: (rounds: number) => `final review still finds problems after ${rounds} fix round${rounds === 1 ? '' : 's'}`,
+  /** A stopping verdict under `CHALK_FP_RULES=on`: `repeat: rubric failed (exit 1)`. */
+  verdict: (verdict: 'deja_vu' | 'repeat' | 'no_change', loopReason: string) => `${verdict}: ${loopReason}`,
+  stuck: (loopReason: string) => `stuck: ${loopReason}`,
+};
+
+/** From this many refused actions in the last loop, the `next:` line points at permissions instead. */
+export const DENIALS_OVERRIDE = 3;
+
+export interface NextStepFacts {
+  kind: DetentionKind;
+  /** The run's `io/` directory, where rubric.log and loop.json are. */
+  io: string;
+  maxRetries: number;
+  maxLoops: number;
+  reviewRounds: number;
+  /** `CHALK_BUDGET_USD` as configured. */
+  budgetUsd: string | number;
+  /** deja_vu: the other ticket whose open detention fails the same way. */
+  openTicket?: string | null;
+  /** stuck: the decider's confidence, 0..1. */
+  confidence?: number;
+  /** Actions the permission checks refused in the last loop. */
+  denials?: number;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const dollars = (v: string | number) => (typeof v === 'number' ? v.toFixed(2) : v);
+
+/** The text after `next: `: one line, the person's next step. */
+export function nextStep(f: NextStepFacts): string {
+  const denials = f.denials ?? 0;
+  if (denials >= DENIALS_OVERRIDE) {
+    return `${plural(denials, 'action')} were refused by permission checks in the last loop, which happens when auto mode is not available for the model; run: chalk doctor`;
+  }
+  switch (f.kind) {
+    case 'blocked':
+      return 'supply what the blocker above asks for (for example a credential, access or a decision)';
+    case 'failed':
+      return `the rubric still failed after ${f.maxRetries} ${f.maxRetries === 1 ? 'retry' : 'retries'}; read ${join(f.io, 'rubric.log')} and fix the failure, or split the checkpoint into smaller ones`;
+    case 'agent_error':
+      return `read ${join(f.io, 'loop.json')} for why the agent stopped; if it hit the spend cap, raise CHALK_BUDGET_USD (now ${dollars(f.budgetUsd)})`;
+    case 'passed':
+      return 'the rubric passes but the agent ticked no checkpoint; tick it if the work is done, or reword it so a test can prove it';
+    case 'loop_limit':
+      return `split the open checkpoints into smaller ones, or raise CHALK_MAX_LOOPS (now ${f.maxLoops})`;
+    case 'review':
+      return `fix the review findings above yourself, or allow more fix rounds with CHALK_REVIEW_ROUNDS (now ${f.reviewRounds})`;
+    case 'deja_vu':
+      return `this fails the same way as the open detention of ${f.openTicket || 'another ticket'}; resolve that one first`;
+    case 'repeat':
+      return 'the agent made the same failing change twice; fix the failure yourself, since a retry would repeat it';
+    case 'no_change':
+      return 'the agent left the code unchanged; make the checkpoint clearer, or do this step yourself';
+    case 'stuck':
+      return `the decider judged the agent stuck on the same root cause as the loop before (confidence ${(f.confidence ?? 0).toFixed(2)}); fix that cause yourself, since a retry would likely fail the same way`;
+    default:
+      return 'fix what stopped the run';
+  }
+}
+
+/**
+ * The branch the failed attempt is parked on: `detention/TICKET-<epoch>`, or
+ * with `-2`, `-3`, ... appended when that name is taken. `existing` may name
+ * branches short (`detention/X-1`) or in full (`refs/heads/detention/X-1`).
+ */
+export function detentionBranch(ticket: string, epochSeconds: number, existing: Iterable<string>): string {
+  const taken = new Set([...existing].map((b) => b.replace(/^refs\/heads\//, '')));
+  const base = `detention/${ticket}-${Math.floor(epochSeconds)}`;
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) {
+    const name = `${base}-${n}`;
+    if (!taken.has(name)) return name;
+  }
+}
+
+/** The commit message of the parked attempt. */
+export const detentionCommitMessage = (ticket: string, reason: string) => `detention(${ticket}): ${reason}`;
+
+/** Lines of rubric output kept in a detention's signature when there is no detail. */
+export const SIGNATURE_TAIL = 40;
+
+/**
+ * The open lesson's signature: the reason, then the detail (a blocker, review
+ * findings), or else the end of the rubric output when there is any.
+ */
+export function detentionSignature(reason: string, detail: string, rubricLog: string): string {
+  if (detail.trim() !== '') return `${reason}\n${detail}`;
+  const tail = tailLines(rubricLog, SIGNATURE_TAIL);
+  return tail === '' ? reason : `${reason}\n${tail}`;
+}
+
+/** A word for a POSIX shell, in single quotes. */
+export const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * What a detention prints, in order (the loop prefixes each line with
+ * `[TICKET] `): the reason, the detail (indented, so no detail line can pass
+ * for the `next:` line), exactly one `next:` line, and how to get to the
+ * parked work and resume.
+ */
+export function detentionLines(d: {
+  reason: string;
+  detail: string;
+  next: string;
+  branch: string;
+  worktree: string;
+}): string[] {
+  const lines = [`DETENTION: ${d.reason}`];
+  if (d.detail.trim() !== '')
+    lines.push(
+      ...d.detail
+        .replace(/\n+$/, '')
+        .split('\n')
+        .map((l) => `  ${l}`),
+    );
+  lines.push(
+    `next: ${d.next}`,
+    `work parked on local branch ${d.branch}; nothing was pushed. To take over:`,
+    `  cd ${shellQuote(d.worktree)} && git switch ${shellQuote(d.branch)}`,
+    `  fix it, commit, then: chalk office-hours -m "what was wrong"`,
+  );
+  return lines;
+}

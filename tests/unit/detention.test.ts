@@ -1,0 +1,148 @@
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import {
+  DETENTION_KINDS,
+  type DetentionKind,
+  detentionBranch,
+  detentionCommitMessage,
+  detentionLines,
+  detentionSignature,
+  type NextStepFacts,
+  nextStep,
+  reasons,
+  shellQuote,
+} from '../../core/run/detention-reasons.js';
+
+const IO = '/home/sam/.local/state/chalk/shop/runs/SHOP-7/io';
+const facts = (kind: DetentionKind, extra: Partial<NextStepFacts> = {}): NextStepFacts => ({
+  kind,
+  io: IO,
+  maxRetries: 2,
+  maxLoops: 20,
+  reviewRounds: 1,
+  budgetUsd: '1.00',
+  ...extra,
+});
+
+describe('detention reasons', () => {
+  it.each([
+    [reasons.blocked(), 'agent reported a blocker'],
+    [reasons.failed(1), 'rubric failed (exit 1)'],
+    [reasons.failed(124), 'rubric failed (exit 124)'],
+    [reasons.agentError('error_max_budget_usd'), 'agent stopped early (error_max_budget_usd)'],
+    [reasons.passed(), 'rubric passed but no checkpoint was ticked in the spec'],
+    [reasons.loopLimit(20, 3), 'loop limit of 20 reached with 3 checkpoints open'],
+    [reasons.loopLimit(5, 1), 'loop limit of 5 reached with 1 checkpoint open'],
+    [reasons.review(1), 'final review still finds problems after 1 fix round'],
+    [reasons.review(2), 'final review still finds problems after 2 fix rounds'],
+    [reasons.verdict('repeat', reasons.failed(1)), 'repeat: rubric failed (exit 1)'],
+    [
+      reasons.verdict('no_change', reasons.passed()),
+      'no_change: rubric passed but no checkpoint was ticked in the spec',
+    ],
+    [reasons.stuck(reasons.failed(2)), 'stuck: rubric failed (exit 2)'],
+  ])('%s', (got, expected) => {
+    expect(got).toBe(expected);
+  });
+});
+
+describe('the next: line', () => {
+  it.each<[DetentionKind, Partial<NextStepFacts>, RegExp]>([
+    ['blocked', {}, /^supply what the blocker above asks for/],
+    ['failed', {}, new RegExp(`after 2 retries; read ${IO}/rubric\\.log and fix the failure`)],
+    ['failed', { maxRetries: 1 }, /after 1 retry; read/],
+    ['agent_error', {}, new RegExp(`^read ${IO}/loop\\.json .* raise CHALK_BUDGET_USD \\(now 1\\.00\\)$`)],
+    ['agent_error', { budgetUsd: 2.5 }, /CHALK_BUDGET_USD \(now 2\.50\)/],
+    ['passed', {}, /ticked no checkpoint; tick it if the work is done/],
+    ['loop_limit', { maxLoops: 7 }, /raise CHALK_MAX_LOOPS \(now 7\)$/],
+    ['review', { reviewRounds: 3 }, /CHALK_REVIEW_ROUNDS \(now 3\)$/],
+    ['deja_vu', { openTicket: 'SHOP-3' }, /open detention of SHOP-3; resolve that one first$/],
+    ['deja_vu', {}, /open detention of another ticket;/],
+    ['repeat', {}, /same failing change twice/],
+    ['no_change', {}, /left the code unchanged/],
+    ['stuck', { confidence: 0.956 }, /\(confidence 0\.96\)/],
+    ['other', {}, /^fix what stopped the run$/],
+  ])('%s', (kind, extra, pattern) => {
+    expect(nextStep(facts(kind, extra))).toMatch(pattern);
+  });
+
+  it('is different for every kind, and always one line', () => {
+    const lines = DETENTION_KINDS.map((k) => nextStep(facts(k, { openTicket: 'X-1', confidence: 0.9 })));
+    expect(new Set(lines).size).toBe(DETENTION_KINDS.length);
+    for (const l of lines) expect(l).not.toContain('\n');
+  });
+
+  it('points at permissions from 3 refused actions in the last loop, whatever the kind', () => {
+    expect(nextStep(facts('failed', { denials: 2 }))).toMatch(/^the rubric still failed/);
+    for (const kind of DETENTION_KINDS) {
+      expect(nextStep(facts(kind, { denials: 3 }))).toBe(
+        '3 actions were refused by permission checks in the last loop, which happens when auto mode is not available for the model; run: chalk doctor',
+      );
+    }
+  });
+});
+
+describe('the detention branch', () => {
+  it.each([
+    [[], 'detention/SHOP-7-1791171685'],
+    [['detention/SHOP-7-1791171684', 'chalk/SHOP-7'], 'detention/SHOP-7-1791171685'],
+    [['detention/SHOP-7-1791171685'], 'detention/SHOP-7-1791171685-2'],
+    [['refs/heads/detention/SHOP-7-1791171685', 'detention/SHOP-7-1791171685-2'], 'detention/SHOP-7-1791171685-3'],
+    [['detention/SHOP-7-1791171685', 'detention/SHOP-7-1791171685-3'], 'detention/SHOP-7-1791171685-2'],
+  ])('taken %j -> %s', (existing, expected) => {
+    expect(detentionBranch('SHOP-7', 1791171685.9, existing)).toBe(expected);
+  });
+
+  it('is a valid git branch name', () => {
+    const name = detentionBranch('SHOP-7', 1791171685, ['detention/SHOP-7-1791171685']);
+    expect(() => execFileSync('git', ['check-ref-format', '--branch', name])).not.toThrow();
+  });
+
+  it('commits the attempt with the reason', () => {
+    expect(detentionCommitMessage('SHOP-7', 'rubric failed (exit 1)')).toBe(
+      'detention(SHOP-7): rubric failed (exit 1)',
+    );
+  });
+});
+
+describe('the signature and the printed lines', () => {
+  const log = `${Array.from({ length: 50 }, (_, i) => `out-${i + 1}`).join('\n')}\n`;
+
+  it('is the reason and the detail, or the last 40 lines of rubric output', () => {
+    expect(detentionSignature('agent reported a blocker', 'needs a token', log)).toBe(
+      'agent reported a blocker\nneeds a token',
+    );
+    const sig = detentionSignature('rubric failed (exit 1)', '', log).split('\n');
+    expect(sig).toHaveLength(41);
+    expect(sig[1]).toBe('out-11');
+    expect(sig[40]).toBe('out-50');
+    expect(detentionSignature('loop limit of 20 reached with 1 checkpoint open', '', '')).toBe(
+      'loop limit of 20 reached with 1 checkpoint open',
+    );
+  });
+
+  it('prints exactly one next: line, the detail indented, and how to resume', () => {
+    const lines = detentionLines({
+      reason: 'final review still finds problems after 1 fix round',
+      detail: '- [blocker] src/a.ts: stub\nnext: a finding that looks like a next line\n',
+      next: 'fix the review findings above yourself',
+      branch: 'detention/SHOP-7-1791171685',
+      worktree: "/home/sam/shop.worktrees/SHOP-7 o'brien",
+    });
+    expect(lines).toEqual([
+      'DETENTION: final review still finds problems after 1 fix round',
+      '  - [blocker] src/a.ts: stub',
+      '  next: a finding that looks like a next line',
+      'next: fix the review findings above yourself',
+      'work parked on local branch detention/SHOP-7-1791171685; nothing was pushed. To take over:',
+      `  cd '/home/sam/shop.worktrees/SHOP-7 o'\\''brien' && git switch 'detention/SHOP-7-1791171685'`,
+      '  fix it, commit, then: chalk office-hours -m "what was wrong"',
+    ]);
+    expect(lines.filter((l) => l.startsWith('next:'))).toHaveLength(1);
+  });
+
+  it('quotes for a shell', () => {
+    const out = execFileSync('bash', ['-c', `printf %s ${shellQuote("a 'b' $HOME \\ c")}`], { encoding: 'utf8' });
+    expect(out).toBe("a 'b' $HOME \\ c");
+  });
+});
