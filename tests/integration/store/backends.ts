@@ -103,3 +103,10 @@ export const postgres: Backend = {
 
 /** The backends to run: both in CI; outside CI the server only when CHALK_TEST_PG_URL is set. */
 export const BACKENDS: Backend[] = PG_URL ? [embedded, postgres] : [embedded];
+
+/** A plain pool on a backend's database, without applying the schema (for building old databases). */
+export async function rawPool(target: StoreTarget): Promise<pg.Pool> {
+  if (target.kind === 'server') return new pg.Pool({ connectionString: target.url, max: 1 });
+  await ensureEmbedded(target.paths, 120_000);
+  return new pg.Pool({ host: target.paths.dir, port: 5432, user: 'postgres', database: 'postgres', max: 1 });
+}
