@@ -70,6 +70,11 @@ export class Admission {
     if (opts.deadline !== undefined && Date.now() >= opts.deadline) {
       return Promise.reject(new DecisionFailure('budget', 'the time for this call was used up before it was sent'));
     }
+    // The fast path: nobody in line and room now. No timers are armed for a call that never waits.
+    if (this.line.length === 0) {
+      const now = this.take(demand);
+      if (now) return Promise.resolve(now);
+    }
     return new Promise<Grant>((resolve, reject) => {
       const timers: NodeJS.Timeout[] = [];
       const leave = (failure: DecisionFailure) => {
@@ -106,6 +111,30 @@ export class Admission {
     });
   }
 
+  /** Takes a permit or `demand` tokens if there is room now; null otherwise. */
+  private take(demand: number): Grant | null {
+    if (this.limit.kind === 'concurrency') {
+      if (this.permits < 1) return null;
+      this.permits -= 1;
+      this.inFlight += 1;
+      this.peak = Math.max(this.peak, this.inFlight);
+      let released = false;
+      return {
+        release: () => {
+          if (released) return;
+          released = true;
+          this.permits += 1;
+          this.inFlight -= 1;
+          if (this.line.length > 0) this.pump();
+        },
+      };
+    }
+    this.refill();
+    if (this.tokens + 1e-9 < demand) return null;
+    this.tokens -= demand;
+    return { release: () => {} };
+  }
+
   private refill(): void {
     if (this.limit.kind !== 'window') return;
     const t = this.now();
@@ -123,38 +152,21 @@ export class Admission {
     for (;;) {
       const head = this.line[0];
       if (!head) return;
-      if (this.limit.kind === 'concurrency') {
-        if (this.permits < 1) return;
-        this.permits -= 1;
-        this.line.shift();
-        head.cleanup();
-        this.inFlight += 1;
-        this.peak = Math.max(this.peak, this.inFlight);
-        let released = false;
-        head.grant({
-          release: () => {
-            if (released) return;
-            released = true;
-            this.permits += 1;
-            this.inFlight -= 1;
+      const grant = this.take(head.demand);
+      if (!grant) {
+        if (this.limit.kind === 'window') {
+          const perMs = this.limit.tokensPerMinute / 60_000;
+          const wait = Math.max(1, Math.ceil((head.demand - this.tokens) / perMs));
+          this.timer = setTimeout(() => {
+            this.timer = null;
             this.pump();
-          },
-        });
-        continue;
-      }
-      if (this.tokens + 1e-9 < head.demand) {
-        const perMs = this.limit.tokensPerMinute / 60_000;
-        const wait = Math.max(1, Math.ceil((head.demand - this.tokens) / perMs));
-        this.timer = setTimeout(() => {
-          this.timer = null;
-          this.pump();
-        }, wait);
+          }, wait);
+        }
         return;
       }
-      this.tokens -= head.demand;
       this.line.shift();
       head.cleanup();
-      head.grant({ release: () => {} });
+      head.grant(grant);
     }
   }
 }

@@ -10,8 +10,15 @@ export const DECIDE_PATH = '/v1/systemone';
  * asked. A server ignores fields it does not know, so nothing else is sent.
  */
 export function encodeRequest(request: DecisionRequest): string {
-  return JSON.stringify({ protocol: PROTOCOL_VERSION, state: request.state, questions: request.questions });
+  let body = encoded.get(request);
+  if (body === undefined) {
+    body = JSON.stringify({ protocol: PROTOCOL_VERSION, state: request.state, questions: request.questions });
+    encoded.set(request, body);
+  }
+  return body;
 }
+/** A request is priced and sent as the same body, encoded once (requests are not changed after they are built). */
+const encoded = new WeakMap<DecisionRequest, string>();
 
 const probability = z.number().refine((p) => Number.isFinite(p) && p >= 0 && p <= 1, {
   error: (i) => `is a probability between 0 and 1, got ${String(i.input)}`,
@@ -35,8 +42,9 @@ const ScoreAnswerWire = z.object({
 const ResponseWire = z.object({
   protocol: z.number().optional(),
   model: z.string({ error: 'names no model' }),
-  answers: z.record(z.string(), z.unknown(), { error: 'has no answers object' }),
-  latency_ms: z.unknown().optional(),
+  answers: z.custom<Record<string, unknown>>((v) => v !== null && typeof v === 'object' && !Array.isArray(v), {
+    error: 'has no answers object',
+  }),
   usage: z.object({ input_tokens: z.number().int().nonnegative().optional() }).loose().optional().catch(undefined),
 });
 

@@ -28,6 +28,27 @@ const CONNECT_CODES = new Set([
   'UND_ERR_CLOSED',
 ]);
 
+/** One signal for the caller's abort and the time left (cheaper than AbortSignal.any + AbortSignal.timeout). */
+function deadlineSignal(ms: number, caller?: AbortSignal) {
+  const ac = new AbortController();
+  let expired = false;
+  const timer = setTimeout(() => {
+    expired = true;
+    ac.abort();
+  }, ms);
+  const onAbort = () => ac.abort();
+  caller?.addEventListener('abort', onAbort, { once: true });
+  if (caller?.aborted) ac.abort();
+  return {
+    signal: ac.signal,
+    timedOut: () => expired,
+    done: () => {
+      clearTimeout(timer);
+      caller?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
 function errorCode(err: unknown): string {
   let e = err as { code?: string; cause?: unknown } | undefined;
   for (let i = 0; e && i < 5; i++) {
@@ -57,8 +78,7 @@ export class HttpDecider implements Decider {
     this.#token = opts.token ?? '';
     this.#untrusted = opts.untrusted ?? (() => null);
     this.ownsDispatcher = !opts.dispatcher;
-    this.dispatcher =
-      opts.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, connect: { timeout: 5_000 }, pipelining: 1 });
+    this.dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, pipelining: 1 });
   }
 
   unavailable(): string | null {
@@ -82,8 +102,7 @@ export class HttpDecider implements Decider {
         failure: new DecisionFailure('budget', 'no time was left to send the call', { retryable: false }),
       };
     }
-    const timeout = AbortSignal.timeout(left);
-    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    const { signal, timedOut, done } = deadlineSignal(left, opts.signal);
     try {
       const res = await request(`${this.base}${DECIDE_PATH}`, {
         method: 'POST',
@@ -104,14 +123,15 @@ export class HttpDecider implements Decider {
         throw err;
       }
     } catch (err) {
-      return { ok: false, failure: this.classify(err, timeout, opts.signal) };
+      return { ok: false, failure: this.classify(err, timedOut(), opts.signal) };
+    } finally {
+      done();
     }
   }
 
-  private classify(err: unknown, timeout: AbortSignal, caller?: AbortSignal): DecisionFailure {
+  private classify(err: unknown, timedOut: boolean, caller?: AbortSignal): DecisionFailure {
     if (caller?.aborted) return new DecisionFailure('cancelled', 'cancelled by the caller', { retryable: false });
-    if (timeout.aborted)
-      return new DecisionFailure('timeout', 'no full answer within the time left', { retryable: false });
+    if (timedOut) return new DecisionFailure('timeout', 'no full answer within the time left', { retryable: false });
     const code = errorCode(err);
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
       // No retry changes DNS.
@@ -133,8 +153,7 @@ export class HttpDecider implements Decider {
     const refused = this.#untrusted();
     if (refused) return { healthy: false, status: 'untrusted', via: 'none', detail: refused };
     const timeoutMs = opts.timeoutMs ?? 2_000;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    const { signal, timedOut, done } = deadlineSignal(timeoutMs, opts.signal);
     let status: number;
     let text: string;
     try {
@@ -147,8 +166,10 @@ export class HttpDecider implements Decider {
       status = res.statusCode;
       text = await res.body.text();
     } catch (err) {
-      const f = this.classify(err, timeout, opts.signal);
+      const f = this.classify(err, timedOut(), opts.signal);
       return { healthy: false, status: f.kind, via: 'health', detail: f.message };
+    } finally {
+      done();
     }
     if (status === 404 || status === 405) {
       const probe = await this.decide(
