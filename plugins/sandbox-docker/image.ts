@@ -1,0 +1,157 @@
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { UserError } from '../../core/errors.js';
+import { SHARE_DIR } from '../../core/paths.js';
+import { describeDockerError, docker, statusOf } from './docker.js';
+
+export const DEFAULT_IMAGE = 'chalk-sandbox:local';
+export const DEFAULT_BASE = 'node:22-bookworm-slim';
+/** Files of share/sandbox that make up the build context (share/sandbox/build-image.sh lists the same). */
+export const CONTEXT_FILES = ['Dockerfile', 'install-packages.sh', 'bootstrap-npm.cjs'] as const;
+export const CONTEXT_LABEL = 'chalk.context';
+
+/** The extra CA bundle the image should trust: CHALK_SANDBOX_CA, else NODE_EXTRA_CA_CERTS, else SSL_CERT_FILE. */
+export function extraCaBundle(env: NodeJS.ProcessEnv = process.env): string | null {
+  for (const name of ['CHALK_SANDBOX_CA', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE']) {
+    const v = env[name];
+    if (!v) continue;
+    if (!existsSync(v)) {
+      throw new UserError(`${name} names ${v}, which does not exist; point it at a PEM bundle or unset it`);
+    }
+    return v;
+  }
+  return null;
+}
+
+export interface BuildContext {
+  dir: string;
+  files: string[];
+  base: string;
+  /** Identifies the inputs; the image carries it as a label, so an unchanged build is skipped. */
+  hash: string;
+  caBundle: string | null;
+  dispose(): void;
+}
+
+/** A temporary build context: the shipped files plus `chalk-ca.pem` (empty when there is no extra CA). */
+export function prepareContext(env: NodeJS.ProcessEnv = process.env): BuildContext {
+  const src = join(SHARE_DIR, 'sandbox');
+  const base = env.CHALK_SANDBOX_BASE || DEFAULT_BASE;
+  const caBundle = extraCaBundle(env);
+  const dir = mkdtempSync(join(tmpdir(), 'chalk-sandbox-build-'));
+  const files = [...CONTEXT_FILES, 'chalk-ca.pem'];
+  for (const f of CONTEXT_FILES) copyFileSync(join(src, f), join(dir, f));
+  if (caBundle) copyFileSync(caBundle, join(dir, 'chalk-ca.pem'));
+  else writeFileSync(join(dir, 'chalk-ca.pem'), '');
+  const h = createHash('sha256');
+  for (const f of files) {
+    h.update(`${f}\0`);
+    h.update(readFileSync(join(dir, f)));
+    h.update('\0');
+  }
+  h.update(`base\0${base}`);
+  return {
+    dir,
+    files,
+    base,
+    hash: h.digest('hex'),
+    caBundle,
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+export interface ImageInfo {
+  id: string;
+  contextHash: string | null;
+  sizeBytes: number;
+}
+
+export async function inspectImage(image: string): Promise<ImageInfo | null> {
+  const d = await docker();
+  try {
+    const info = await d.getImage(image).inspect();
+    return { id: info.Id, contextHash: info.Config?.Labels?.[CONTEXT_LABEL] ?? null, sizeBytes: info.Size };
+  } catch (err) {
+    if (statusOf(err) === 404) return null;
+    throw new UserError(describeDockerError(err));
+  }
+}
+
+export interface BuildOptions {
+  tag?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Build even when the image carries the same context hash. */
+  force?: boolean;
+  /** Each line of the builder's output. */
+  onLine?: (line: string) => void;
+}
+
+/**
+ * Builds the sandbox image through the Docker API (a tar of the context).
+ * Returns false when an image with the same inputs already exists.
+ */
+export async function buildSandboxImage(opts: BuildOptions = {}): Promise<boolean> {
+  const tag = opts.tag ?? DEFAULT_IMAGE;
+  const ctx = prepareContext(opts.env);
+  try {
+    if (!opts.force && (await inspectImage(tag))?.contextHash === ctx.hash) return false;
+    const d = await docker();
+    let stream: NodeJS.ReadableStream;
+    try {
+      stream = await d.buildImage(
+        { context: ctx.dir, src: ctx.files },
+        {
+          t: tag,
+          buildargs: { CHALK_SANDBOX_BASE: ctx.base },
+          labels: { [CONTEXT_LABEL]: ctx.hash },
+          rm: true,
+          forcerm: true,
+        },
+      );
+    } catch (err) {
+      throw new UserError(`sandbox image build failed: ${describeDockerError(err)}`);
+    }
+    const tail: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      d.modem.followProgress(
+        stream,
+        (err: Error | null, events: Array<{ error?: string; errorDetail?: { message?: string } }>) => {
+          const failed = err?.message ?? events.find((e) => e.error)?.error;
+          if (failed) {
+            const lines = tail.slice(-5).join(' | ');
+            reject(
+              new UserError(
+                `sandbox image build failed: ${failed.split('\n')[0]}${lines ? ` (last output: ${lines})` : ''}`,
+              ),
+            );
+          } else resolve();
+        },
+        (event: { stream?: string }) => {
+          for (const line of (event.stream ?? '').split('\n')) {
+            if (line.trim() === '') continue;
+            tail.push(line.trim());
+            if (tail.length > 20) tail.shift();
+            opts.onLine?.(line);
+          }
+        },
+      );
+    });
+    return true;
+  } finally {
+    ctx.dispose();
+  }
+}
+
+/**
+ * A run's image check: the default image is built when missing; a custom
+ * image is never built, only used.
+ */
+export async function ensureImage(image: string, opts: BuildOptions = {}): Promise<void> {
+  if (await inspectImage(image)) return;
+  if (image !== DEFAULT_IMAGE) {
+    throw new UserError(`sandbox image '${image}' not found locally; pull or build it first`);
+  }
+  await buildSandboxImage({ ...opts, tag: image, force: true });
+}

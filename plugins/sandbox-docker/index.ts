@@ -1,0 +1,22 @@
+import type { Plugin } from '../../core/kernel/kernel.js';
+import { Tokens } from '../../core/kernel/tokens.js';
+import { sandboxChecks } from './checks.js';
+import { DockerSandbox } from './sandbox.js';
+
+/**
+ * The Sandbox port on the Docker engine. dockerode itself is imported only
+ * when a sandbox is first used, so booting the kernel stays cheap.
+ */
+const plugin: Plugin = {
+  name: 'sandbox-docker',
+  register(kernel) {
+    let sandbox: DockerSandbox | undefined;
+    const get = () => {
+      sandbox ??= DockerSandbox.fromConfig(kernel.config, kernel.log);
+      return sandbox;
+    };
+    kernel.bind(Tokens.Sandbox, { useFactory: get });
+    kernel.checks.push(...sandboxChecks(kernel.config, get));
+  },
+};
+export default plugin;

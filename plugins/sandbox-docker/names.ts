@@ -1,0 +1,26 @@
+import type { SandboxSpec } from '../../core/ports/sandbox.js';
+
+/** Labels every sandbox container carries, so leftovers can be found and removed. */
+export const LABELS = {
+  repo: 'chalk.repo',
+  ticket: 'chalk.ticket',
+  run: 'chalk.run',
+} as const;
+
+const clean = (s: string) => s.replace(/[^A-Za-z0-9_.-]/g, '-');
+
+/** `chalk-sandbox-<repo>-<TICKET>[-suffix]`, characters outside `[A-Za-z0-9_.-]` replaced by `-`. */
+export function containerName(spec: Pick<SandboxSpec, 'repo' | 'ticket' | 'suffix'>): string {
+  return clean(`chalk-sandbox-${spec.repo}-${spec.ticket}${spec.suffix ? `-${spec.suffix}` : ''}`);
+}
+
+export function labelsFor(spec: Pick<SandboxSpec, 'repo' | 'ticket' | 'runId'>): Record<string, string> {
+  return { [LABELS.repo]: spec.repo, [LABELS.ticket]: spec.ticket, [LABELS.run]: spec.runId };
+}
+
+/** A `docker ps` label filter for a repo's (or one ticket's) containers. */
+export function labelFilter(filter: { repo: string; ticket?: string }): string[] {
+  const f = [`${LABELS.repo}=${filter.repo}`];
+  if (filter.ticket) f.push(`${LABELS.ticket}=${filter.ticket}`);
+  return f;
+}
