@@ -152,3 +152,29 @@ export function detentionLines(d: {
   );
   return lines;
 }
+
+/** How a loop ended, and the reason when it made no progress. */
+export type LoopOutcome =
+  | { ended: 'progressed'; reason: null }
+  | { ended: 'blocked' | 'agent_error' | 'failed' | 'passed'; reason: string };
+
+/**
+ * Classifies a finished loop. A `blocked` answer wins over everything (no
+ * rubric is run for it); an agent that did not finish (`ok`) stopped early
+ * whatever the rubric said; then the rubric decides; a green loop progressed
+ * when it ticked a checkpoint, or when it was a fix-review loop.
+ */
+export function loopOutcome(l: {
+  mode: 'continue' | 'retry' | 'fix-review';
+  answer: 'done' | 'blocked' | null;
+  agentStatus: string;
+  rubricExit: number;
+  openBefore: number;
+  openAfter: number;
+}): LoopOutcome {
+  if (l.answer === 'blocked') return { ended: 'blocked', reason: reasons.blocked() };
+  if (l.agentStatus !== 'ok') return { ended: 'agent_error', reason: reasons.agentError(l.agentStatus) };
+  if (l.rubricExit !== 0) return { ended: 'failed', reason: reasons.failed(l.rubricExit) };
+  if (l.mode === 'fix-review' || l.openAfter < l.openBefore) return { ended: 'progressed', reason: null };
+  return { ended: 'passed', reason: reasons.passed() };
+}

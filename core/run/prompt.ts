@@ -228,3 +228,9 @@ export function promptSetHash(source: PromptSource, opts: { textbook: string | n
   const prompts = PROMPT_NAMES.map((name) => loadPrompt(name, source).text).join('');
   return gitBlobHash(`${prompts}${opts.textbook ?? ''}fp-feedback=${opts.fpFeedback}\n`).slice(0, 8);
 }
+
+/** The next loop's mode: review findings once every checkpoint is ticked, a retry after a loop without progress. */
+export function loopMode(open: number, pendingFeedback: string): LoopMode {
+  if (open === 0) return 'fix-review';
+  return pendingFeedback !== '' ? 'retry' : 'continue';
+}

@@ -7,6 +7,7 @@ import {
   detentionCommitMessage,
   detentionLines,
   detentionSignature,
+  loopOutcome,
   type NextStepFacts,
   nextStep,
   reasons,
@@ -144,5 +145,43 @@ describe('the signature and the printed lines', () => {
   it('quotes for a shell', () => {
     const out = execFileSync('bash', ['-c', `printf %s ${shellQuote("a 'b' $HOME \\ c")}`], { encoding: 'utf8' });
     expect(out).toBe("a 'b' $HOME \\ c");
+  });
+});
+
+describe('how a loop ended', () => {
+  const base = {
+    mode: 'continue' as const,
+    answer: 'done' as const,
+    agentStatus: 'ok',
+    rubricExit: 0,
+    openBefore: 2,
+    openAfter: 1,
+  };
+  it.each([
+    ['ticked a checkpoint', {}, 'progressed', null],
+    [
+      'blocked beats everything',
+      { answer: 'blocked', agentStatus: 'error', rubricExit: 1 },
+      'blocked',
+      'agent reported a blocker',
+    ],
+    [
+      'agent error beats a green rubric',
+      { agentStatus: 'error_max_turns' },
+      'agent_error',
+      'agent stopped early (error_max_turns)',
+    ],
+    ['no answer at all', { answer: null, agentStatus: 'error' }, 'agent_error', 'agent stopped early (error)'],
+    ['rubric failed', { rubricExit: 124 }, 'failed', 'rubric failed (exit 124)'],
+    ['green, nothing ticked', { openAfter: 2 }, 'passed', 'rubric passed but no checkpoint was ticked in the spec'],
+    ['fix-review progresses when green', { mode: 'fix-review', openBefore: 0, openAfter: 0 }, 'progressed', null],
+    [
+      'fix-review still fails on a red rubric',
+      { mode: 'fix-review', openBefore: 0, openAfter: 0, rubricExit: 1 },
+      'failed',
+      'rubric failed (exit 1)',
+    ],
+  ])('%s', (_name, extra, ended, reason) => {
+    expect(loopOutcome({ ...base, ...(extra as object) })).toEqual({ ended, reason });
   });
 });

@@ -13,6 +13,7 @@ import {
   checkPrompts,
   type LoopPromptInput,
   loadPrompt,
+  loopMode,
   loopPromptContext,
   PROMPT_NAMES,
   type PromptSource,
@@ -216,5 +217,16 @@ describe('the prompt-set hash', () => {
     expect(readTextbook(root, '.chalk/textbook.md')).toBe('rules\n');
     expect(readTextbook(root, '')).toBeNull();
     expect(readTextbook(null, '.chalk/textbook.md')).toBeNull();
+  });
+});
+
+describe('the loop mode', () => {
+  it.each([
+    [2, '', 'continue'],
+    [2, 'rubric failed (exit 1)', 'retry'],
+    [0, '', 'fix-review'],
+    [0, 'rubric failed (exit 1)', 'fix-review'],
+  ] as const)('%i open, feedback %j -> %s', (open, feedback, mode) => {
+    expect(loopMode(open, feedback)).toBe(mode);
   });
 });
