@@ -10,12 +10,12 @@ describe('the first error line', () => {
   it.each([
     [
       'pytest: the FAILURES banner comes first',
-      'pytest-color.log',
+      'pytest-color.out.txt',
       '=================================== FAILURES ===================================',
     ],
-    ['go: the first --- FAIL line', 'go-test.log', '--- FAIL: TestAdd (<d>)'],
-    ['cargo: the first FAILED test line', 'cargo.log', 'test tests::no_marker ... FAILED'],
-    ['jest: the FAIL banner', 'jest.log', 'FAIL src/math.test.js'],
+    ['go: the first --- FAIL line', 'go-test.out.txt', '--- FAIL: TestAdd (<d>)'],
+    ['cargo: the first FAILED test line', 'cargo.out.txt', 'test tests::no_marker ... FAILED'],
+    ['jest: the FAIL banner', 'jest.out.txt', 'FAIL src/math.test.js'],
   ])('%s', (_name, file, expected) => {
     expect(firstError(fixture(file))).toBe(expected);
   });

@@ -10,7 +10,7 @@ describe('failing tests from runner output', () => {
   it.each([
     [
       'pytest, coloured',
-      'pytest-color.log',
+      'pytest-color.out.txt',
       [
         'tests/test_app.py::TestMarker::test_no_marker',
         'tests/test_app.py::test_quote',
@@ -19,16 +19,16 @@ describe('failing tests from runner output', () => {
     ],
     [
       'pytest, plain',
-      'pytest-plain.log',
+      'pytest-plain.out.txt',
       [
         'tests/test_app.py::TestMarker::test_no_marker',
         'tests/test_app.py::test_quote',
         'tests/test_app.py::test_timing',
       ],
     ],
-    ['go test', 'go-test.log', ['TestAdd', 'TestTable', 'TestTable/case_1']],
-    ['cargo test', 'cargo.log', ['tests::no_marker', 'tests::panics']],
-    ['jest', 'jest.log', ['math › add › adds two numbers', 'math › multiplies']],
+    ['go test', 'go-test.out.txt', ['TestAdd', 'TestTable', 'TestTable/case_1']],
+    ['cargo test', 'cargo.out.txt', ['tests::no_marker', 'tests::panics']],
+    ['jest', 'jest.out.txt', ['math › add › adds two numbers', 'math › multiplies']],
   ])('%s', (_name, file, expected) => {
     expect(failingTests(fixture(file), null)).toEqual(expected);
   });
