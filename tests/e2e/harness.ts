@@ -1,0 +1,425 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type pg from 'pg';
+import { run } from '../../core/process/run.js';
+import { runPaths } from '../../core/run/layout.js';
+import * as s from '../fakes/model-script.js';
+import { type ModelServer, startModelServer } from '../fakes/model-server.js';
+import { CHALK_BIN, tempDir } from '../helpers/cli.js';
+import { BACKENDS, type Backend, rawPool } from '../integration/store/backends.js';
+import { type FakeForge, installFakeForge } from './fake-forge.js';
+
+/**
+ * The end-to-end rig: a real `chalk run` (the built CLI) in a scratch
+ * repository with a local bare origin, the real `claude` CLI in the real
+ * sandbox image against the scripted model server, recording fake `gh`/`glab`
+ * on PATH, and a fresh database (Postgres when the CI exports one, else the
+ * embedded server) shared by the scenarios of one test file.
+ */
+
+export const IMAGE = process.env.CHALK_IMAGE || 'chalk-sandbox:local';
+export const CI = process.env.CI === 'true';
+
+/** Whether the Docker engine and the sandbox image are there (in CI they must be). */
+export async function e2eAvailable(): Promise<boolean> {
+  const info = await run('docker', ['info', '--format', '{{.ServerVersion}}'], { timeoutMs: 10_000 });
+  const ok = info.code === 0 && (await run('docker', ['image', 'inspect', IMAGE])).code === 0;
+  if (CI && !ok) throw new Error(`CI needs the Docker engine and the image ${IMAGE} (.ci/setup.d/20-docker.sh)`);
+  return ok;
+}
+
+// --- the scripted agent -------------------------------------------------------
+
+export type CallKind = 'loop' | 'spec' | 'review' | 'lesson' | 'other';
+
+/** Which call a CLI session is, from the schema of its StructuredOutput tool. */
+export function callKind(tools: { name: string; input_schema?: unknown }[] | undefined): CallKind {
+  const so = tools?.find((t) => t.name === 'StructuredOutput') as { input_schema?: { properties?: object } };
+  const props = Object.keys(so?.input_schema?.properties ?? {});
+  if (props.includes('status')) return 'loop';
+  if (props.includes('problems')) return 'spec';
+  if (props.includes('findings')) return 'review';
+  if (props.includes('lesson')) return 'lesson';
+  return 'other';
+}
+
+export interface Scripts {
+  /** One script per loop call, in order. */
+  loops?: s.Script[];
+  /** Spec check calls (default: pass). */
+  spec?: s.Script[];
+  /** Final reviews (default: pass). */
+  reviews?: s.Script[];
+}
+
+export interface SessionSeen {
+  kind: CallKind;
+  prompt: string;
+}
+
+export const specPass = (): s.Script => [s.answer({ verdict: 'pass', problems: [] })];
+export const reviewPass = (summary = 'The change does what the spec asks and the tests cover it.'): s.Script => [
+  s.answer({ verdict: 'pass', summary, findings: [] }),
+];
+export const reviewFail = (issue: string, file = 'greet.sh'): s.Script => [
+  s.answer({ verdict: 'fail', summary: 'One blocker remains.', findings: [{ severity: 'blocker', file, issue }] }),
+];
+
+/** Ticks the first open checkpoint of the spec, as the agent is told to. */
+export const tick = (ticket: string): s.Step => s.bash(`sed -i '0,/- \\[ \\]/s//- [x]/' specs/${ticket}.md`);
+
+/** A loop that makes checkpoint `n` of the sample spec true: a test, the code, the tick, `done`. */
+export function doCheckpoint(ticket: string, n: 1 | 2): s.Script {
+  const [name, word] = n === 1 ? ['greet', 'hello'] : ['bye', 'goodbye'];
+  return [
+    s.write(`/work/repo/tests/${name}_test.sh`, `[ "$(sh ${name}.sh)" = "${word}" ]\n`),
+    s.write(`/work/repo/${name}.sh`, `echo ${word}\n`),
+    tick(ticket),
+    s.loopDone(String(n), `added ${name}.sh and its test`),
+  ];
+}
+
+/** A loop that adds a failing test and claims success. */
+export const failingLoop = (ticket: string, body = 'echo nope'): s.Script => [
+  s.write('/work/repo/tests/greet_test.sh', '[ "$(sh greet.sh)" = "hello" ]\n'),
+  s.write('/work/repo/greet.sh', `${body}\n`),
+  tick(ticket),
+  s.loopDone('1', 'added greet.sh'),
+];
+
+// --- the repository -----------------------------------------------------------
+
+/** The sample project: a rubric that runs every tests/*_test.sh. */
+export const RUBRIC = 'sh check.sh';
+const CHECK_SH = `#!/bin/sh
+# The rubric: every tests/*_test.sh must pass.
+status=0
+for t in tests/*_test.sh; do
+  [ -e "$t" ] || continue
+  if sh "$t"; then echo "ok $t"; else echo "FAIL $t"; status=1; fi
+done
+exit $status
+`;
+
+export function sampleSpec(ticket: string, title = 'Greetings'): string {
+  return `# ${ticket}: ${title}
+
+## Context
+Two shell scripts that print a greeting and a farewell.
+
+## Checkpoints
+- [ ] greet.sh prints hello, with a test in tests/greet_test.sh
+- [ ] bye.sh prints goodbye, with a test in tests/bye_test.sh
+`;
+}
+
+export interface ScenarioOptions {
+  ticket?: string;
+  spec?: string;
+  /** Extra files committed on main. */
+  files?: Record<string, string>;
+  /** A pre-receive hook for the bare origin (refuses pushes when it exits non-zero). */
+  preReceive?: string;
+}
+
+let counter = 0;
+
+export interface Scenario {
+  dir: string;
+  repo: string;
+  root: string;
+  origin: string;
+  ticket: string;
+  branch: string;
+  forge: FakeForge;
+  git(...args: string[]): string;
+  /** Commit ids of `git rev-list <ref>` (newest first); [] when the ref is missing. */
+  commits(ref: string, where?: string): string[];
+  /** Commit subjects of `base..ref` in `where` (the work repo by default). */
+  subjects(ref: string, base?: string, where?: string): string[];
+  branches(pattern: string): string[];
+  /** Branches of the bare origin. */
+  originBranches(): string[];
+  dispose(): void;
+}
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+
+/**
+ * A repository `shop-<n>` with main pushed to a bare origin, and the ticket
+ * branch `chalk/<TICKET>` checked out, carrying one commit: the spec.
+ */
+export function makeScenario(opts: ScenarioOptions = {}): Scenario {
+  const ticket = opts.ticket ?? 'SHOP-1';
+  const dir = tempDir('chalk-e2e-');
+  const repo = `shop${process.pid}n${counter++}`;
+  const root = join(dir, repo);
+  const origin = join(dir, 'origin.git');
+  mkdirSync(root);
+  git(dir, 'init', '-q', '--bare', '-b', 'main', origin);
+  if (opts.preReceive) {
+    const hook = join(origin, 'hooks', 'pre-receive');
+    writeFileSync(hook, opts.preReceive);
+    chmodSync(hook, 0o755);
+  }
+  git(root, 'init', '-q', '-b', 'main');
+  git(root, 'config', 'user.name', 'Sam Person');
+  git(root, 'config', 'user.email', 'sam@example.com');
+  const files: Record<string, string> = {
+    'README.md': '# shop\n',
+    'check.sh': CHECK_SH,
+    'tests/.keep': '',
+    '.gitignore': 'node_modules/\n',
+    ...opts.files,
+  };
+  for (const [p, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, p)), { recursive: true });
+    writeFileSync(join(root, p), content);
+  }
+  git(root, 'add', '-A');
+  git(root, 'commit', '-q', '-m', 'initial');
+  git(root, 'remote', 'add', 'origin', origin);
+  git(root, 'push', '-q', 'origin', 'main');
+  git(root, 'fetch', '-q', 'origin');
+  const branch = `chalk/${ticket}`;
+  git(root, 'checkout', '-q', '-b', branch);
+  mkdirSync(join(root, 'specs'), { recursive: true });
+  writeFileSync(join(root, 'specs', `${ticket}.md`), opts.spec ?? sampleSpec(ticket));
+  git(root, 'add', '-A');
+  git(root, 'commit', '-q', '-m', `chalk(${ticket}): spec`);
+  const forge = installFakeForge(dir);
+  const revs = (ref: string, where = root) => {
+    try {
+      return git(where, 'rev-list', ref).split('\n').filter(Boolean);
+    } catch {
+      return [];
+    }
+  };
+  return {
+    dir,
+    repo,
+    root,
+    origin,
+    ticket,
+    branch,
+    forge,
+    git: (...args) => git(root, ...args),
+    commits: revs,
+    subjects: (ref, base = 'main', where = root) =>
+      git(where, 'log', '--format=%s', `${base}..${ref}`).split('\n').filter(Boolean),
+    branches: (pattern) =>
+      git(root, 'for-each-ref', '--format=%(refname:short)', `refs/heads/${pattern}`).split('\n').filter(Boolean),
+    originBranches: () =>
+      git(origin, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/').split('\n').filter(Boolean),
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+// --- the machine: database, state directory, model server --------------------
+
+export interface Rig {
+  model: ModelServer;
+  /** XDG_STATE_HOME and the database settings for every chalk process. */
+  env: NodeJS.ProcessEnv;
+  state: string;
+  /** Sessions the model served, in order, with their kind and first prompt. */
+  seen: SessionSeen[];
+  /** Replaces the scripts the model gives to the next calls. */
+  script(scripts: Scripts): void;
+  sql<T extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * One per test file: the database backend (Postgres in CI, which is quicker,
+ * else the embedded server), a state directory, and the model server that
+ * hands each CLI session the next script of its kind.
+ */
+export async function startRig(): Promise<Rig> {
+  const backend: Backend = BACKENDS.find((b) => b.name === 'postgres') ?? (BACKENDS[0] as Backend);
+  const db = await backend.fresh();
+  const state = db.env.XDG_STATE_HOME ?? tempDir('chalk-e2e-state-');
+  const queues: Record<'loop' | 'spec' | 'review', s.Script[]> = { loop: [], spec: [], review: [] };
+  const seen: SessionSeen[] = [];
+  const defaults = { spec: specPass, review: reviewPass };
+  const model = await startModelServer({
+    pick: (req) => {
+      const kind = callKind(req.tools as { name: string; input_schema?: unknown }[]);
+      const first = req.messages.find((m) => m.role === 'user');
+      const prompt =
+        typeof first?.content === 'string'
+          ? first.content
+          : (first?.content ?? []).map((b) => (b.type === 'text' ? (b as { text: string }).text : '')).join('\n');
+      seen.push({ kind, prompt });
+      if (kind === 'loop') return queues.loop.shift() ?? [s.say('the scripted model has no loop script left')];
+      if (kind === 'spec' || kind === 'review') return queues[kind].shift() ?? defaults[kind]();
+      return [s.say(`the scripted model has no script for a ${kind} call`)];
+    },
+  });
+  if (!model.bridgeAddress) throw new Error('no docker bridge address for the sandbox to reach the fake model');
+  let pool: pg.Pool | undefined;
+  return {
+    model,
+    env: { XDG_STATE_HOME: state, CHALK_DATABASE_URL: db.env.CHALK_DATABASE_URL ?? '' },
+    state,
+    seen,
+    script(scripts) {
+      queues.loop = [...(scripts.loops ?? [])];
+      queues.spec = [...(scripts.spec ?? [])];
+      queues.review = [...(scripts.reviews ?? [])];
+      seen.length = 0;
+    },
+    async sql(text, values) {
+      pool ??= await rawPool(db.target);
+      return (await pool.query(text, values)).rows;
+    },
+    async close() {
+      await pool?.end();
+      await model.close();
+      await db.dispose();
+    },
+  };
+}
+
+// --- running chalk ------------------------------------------------------------
+
+export interface ChalkRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** stdout lines that start with `[TICKET] ` (prefix removed). */
+  lines: string[];
+  ms: number;
+}
+
+export interface ChalkOptions {
+  env?: Record<string, string | undefined>;
+  /** Called once the process has started (e.g. to signal it later). */
+  onStart?: (child: ChildProcess) => void;
+  timeoutMs?: number;
+}
+
+/** The environment of a scenario's chalk: the rig's, the fakes on PATH, and settings for speed. */
+export function chalkEnv(rig: Rig, sc: Scenario, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (!k.startsWith('CHALK_') && !k.startsWith('ANTHROPIC_')) base[k] = v;
+  return {
+    ...base,
+    ...rig.env,
+    NO_COLOR: '1',
+    PATH: `${sc.forge.binDir}:${process.env.PATH ?? ''}`,
+    ANTHROPIC_API_KEY: 'sk-ant-e2e-dummy',
+    ANTHROPIC_BASE_URL: rig.model.url,
+    CHALK_PERMISSION_MODE: 'bypass',
+    CHALK_IMAGE: IMAGE,
+    CHALK_TEST_CMD: RUBRIC,
+    CHALK_FORGE: 'github',
+    CHALK_DECIDER: 'off',
+    CHALK_DISTILL: 'false',
+    CHALK_RUBRIC_TIMEOUT: '60',
+    ...extra,
+  };
+}
+
+/** Runs the built `chalk` with `args` in the scenario's repository. */
+export function chalk(rig: Rig, sc: Scenario, args: string[], opts: ChalkOptions = {}): Promise<ChalkRun> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CHALK_BIN, ...args], {
+      cwd: sc.root,
+      env: chalkEnv(rig, sc, opts.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 240_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const prefix = `[${sc.ticket}] `;
+      const lines = stdout
+        .split('\n')
+        .filter((l) => l.startsWith(prefix))
+        .map((l) => l.slice(prefix.length));
+      resolve({ code, signal, stdout, stderr, lines, ms: Date.now() - started });
+    });
+    opts.onStart?.(child);
+  });
+}
+
+/** What a failed expectation should show: the run's whole output. */
+export const explain = (r: ChalkRun) => `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+
+// --- reading the state --------------------------------------------------------
+
+/** The ticket's state as `chalk status --json` reports it. */
+export async function ticketState(rig: Rig, sc: Scenario): Promise<string | null> {
+  const r = await chalk(rig, sc, ['status', '--json']);
+  if (r.code !== 0) throw new Error(`chalk status failed: ${explain(r)}`);
+  const report = JSON.parse(r.stdout) as { tickets: { ticket: string; state: string | null }[] };
+  return report.tickets.find((t) => t.ticket === sc.ticket)?.state ?? null;
+}
+
+export interface CallRow {
+  loop: number;
+  kind: string;
+  agent_status: string;
+  rubric_exit: number;
+  progressed: boolean;
+  verdict: string | null;
+  fp_rules: string | null;
+  failing_tests: string | null;
+  tree_id: string | null;
+}
+
+export const calls = (rig: Rig, sc: Scenario) =>
+  rig.sql<CallRow>(
+    'SELECT loop, kind, agent_status, rubric_exit, progressed, verdict, fp_rules, failing_tests, tree_id FROM runs WHERE repo = $1 AND ticket = $2 ORDER BY id',
+    [sc.repo, sc.ticket],
+  );
+
+export const events = async (rig: Rig, sc: Scenario) =>
+  (
+    await rig.sql<{ kind: string }>('SELECT kind FROM events WHERE repo = $1 AND ticket = $2 ORDER BY id', [
+      sc.repo,
+      sc.ticket,
+    ])
+  ).map((e) => e.kind);
+
+export const openLessons = (rig: Rig, sc: Scenario) =>
+  rig.sql<{ signature: string }>(
+    'SELECT signature FROM lessons WHERE repo = $1 AND ticket = $2 AND resolved_at IS NULL',
+    [sc.repo, sc.ticket],
+  );
+
+/** Containers of the scenario's ticket still present (running or not). */
+export async function containers(sc: Scenario): Promise<string[]> {
+  const r = await run('docker', [
+    'ps',
+    '-a',
+    '--filter',
+    `label=chalk.repo=${sc.repo}`,
+    '--filter',
+    `label=chalk.ticket=${sc.ticket}`,
+    '--format',
+    '{{.Names}}',
+  ]);
+  return r.stdout.split('\n').filter(Boolean);
+}
+
+export const runDir = (rig: Rig, sc: Scenario) => runPaths(sc.repo, sc.ticket, { XDG_STATE_HOME: rig.state });
+
+export const readIo = (rig: Rig, sc: Scenario, name: string) => readFileSync(join(runDir(rig, sc).io, name), 'utf8');
+
+/** The `next:` lines of a run. */
+export const nextLines = (r: ChalkRun) => r.lines.filter((l) => l.startsWith('next: '));
