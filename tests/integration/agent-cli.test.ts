@@ -1,18 +1,23 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClaudeAgent } from '../../core/agent/driver.js';
 import type { AgentSettings } from '../../core/agent/invocation.js';
 import { probeStartMode } from '../../core/agent/start-mode.js';
+import type { SandboxSession } from '../../core/ports/sandbox.js';
+import type { DockerSandbox } from '../../plugins/sandbox-docker/sandbox.js';
 import * as s from '../fakes/model-script.js';
 import { type ModelServer, startModelServer } from '../fakes/model-server.js';
-import { dockerUp, IMAGE, imagePresent, startContainer, type TestContainer } from './agent-container.js';
+import { imagePresent } from './agent-container.js';
+import { dockerReachable, makeTestRepo, TEST_IMAGE, type TestRepo, testSandbox } from './sandbox-helpers.js';
 
 /**
- * The real `claude` CLI in a real container of the sandbox image, driven by
+ * The real `claude` CLI in a real sandbox (plugins/sandbox-docker), driven by
  * core/agent against the scripted model server. Needs the Docker engine and
  * the image: in CI both must be there; elsewhere the suite skips without them.
  */
-const available = (await dockerUp()) && (await imagePresent());
-if (process.env.CI === 'true' && !available) throw new Error(`CI needs the Docker engine and ${IMAGE}`);
+const available = (await dockerReachable()) && (await imagePresent());
+if (process.env.CI === 'true' && !available) throw new Error(`CI needs the Docker engine and ${TEST_IMAGE}`);
 
 const settings: AgentSettings = {
   budgetUsd: '1.00',
@@ -22,19 +27,35 @@ const settings: AgentSettings = {
   reviewModel: '',
 };
 const agent = new ClaudeAgent(settings);
-const where = (c: TestContainer) => ({ where: c, systemPromptFile: '/chalk/system.md', cwd: '/work/repo' });
+const where = (c: SandboxSession) => ({ where: c, systemPromptFile: '/chalk/system.md', cwd: '/work/repo' });
 
 describe.skipIf(!available)('the agent driver with the real CLI in the sandbox image', () => {
   let model: ModelServer;
-  let box: TestContainer;
+  let repo: TestRepo;
+  let sandbox: DockerSandbox;
+  let box: SandboxSession;
+  const sh = async (command: string) => {
+    const r = await box.exec(command);
+    if (r.exitCode !== 0) throw new Error(`${command} failed: ${r.stderr}`);
+    return r.stdout;
+  };
 
   beforeAll(async () => {
     model = await startModelServer();
-    if (!model.bridgeAddress) throw new Error('no docker0 bridge address for the container to reach the fake model');
-    box = await startContainer(model.containerUrl);
+    if (!model.bridgeAddress) throw new Error('no docker bridge address for the container to reach the fake model');
+    repo = makeTestRepo('AGC-1');
+    writeFileSync(join(repo.root, 'greeting.txt'), 'hello\n');
+    repo.git('add', 'greeting.txt');
+    repo.git('commit', '-q', '-m', 'greeting');
+    // A loopback base URL, as a user would set it: the sandbox rewrites it to host.docker.internal.
+    sandbox = testSandbox({ env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'sk-ant-test-dummy' } });
+    box = await sandbox.open(repo.spec());
+    await box.clone();
+    writeFileSync(join(repo.ioDir, 'system.md'), 'You are a scripted test agent.\n', { mode: 0o644 });
   });
   afterAll(async () => {
-    await box?.remove();
+    await box?.stop();
+    repo?.dispose();
     await model?.close();
   });
 
@@ -52,7 +73,7 @@ describe.skipIf(!available)('the agent driver with the real CLI in the sandbox i
     expect(r.usage.turns).toBeGreaterThanOrEqual(5);
     expect(r.costUsd).toBeGreaterThan(0);
     expect(r.denials).toEqual([]);
-    expect(await box.sh('cat greeting.txt new.txt bash.txt')).toBe('goodbye\nwritten by the agent\nfrom-bash\n');
+    expect(await sh('cat greeting.txt new.txt bash.txt')).toBe('goodbye\nwritten by the agent\nfrom-bash\n');
     expect(model.violations).toEqual([]);
     // The prompt arrived on stdin, and the system prompt file was appended.
     const first = model.requests.find((q) => q.body?.tools?.length)?.body;
@@ -97,14 +118,14 @@ describe.skipIf(!available)('the agent driver with the real CLI in the sandbox i
     const r = await agent.call('review', 'review it', where(box));
     expect(r.answer).toEqual({ verdict: 'pass', summary: 'fine', findings: [] });
     expect(r.denials.map((d) => d.tool)).toEqual(['Bash', 'Write']);
-    expect(await box.sh('ls')).not.toContain('sneaky.txt');
-    expect(await box.sh('cat greeting.txt')).toBe('goodbye\n');
+    expect(await sh('ls')).not.toContain('sneaky.txt');
+    expect(await sh('cat greeting.txt')).toBe('goodbye\n');
     expect(model.violations).toEqual([]);
   });
 
   it('asks the CLI in the image which permission mode a loop starts in, spending nothing', async () => {
     const before = model.requests.filter((q) => q.path === '/v1/messages').length;
-    expect(await probeStartMode(box, '')).toBe('auto');
+    expect(await probeStartMode(sandbox, '')).toBe('auto');
     expect(model.requests.filter((q) => q.path === '/v1/messages').length).toBe(before);
   });
 });
