@@ -71,7 +71,7 @@ describe('failing tests from a report', () => {
     ['pytest JUnit XML', 'pytest-junit.xml', 'junit'],
     ['vitest JUnit XML', 'vitest-junit.xml', 'junit'],
     ['jest --json', 'jest-report.json', 'jest'],
-    ['go test -json', 'go-test.json', 'go'],
+    ['go test -json', 'go-test.jsonl', 'go'],
   ])('tells %s apart by content', (_name, file, format) => {
     expect(reportFormat(fixture(file))).toBe(format);
   });
@@ -102,7 +102,7 @@ describe('failing tests from a report', () => {
     ],
     [
       'go test -json (package fail events and build errors name no test)',
-      'go-test.json',
+      'go-test.jsonl',
       [
         'example.com/demo/sub::TestAdd',
         'example.com/demo::TestAdd',
