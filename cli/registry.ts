@@ -48,6 +48,11 @@ export const COMMANDS: CommandEntry[] = [
   entry(['db', 'url'], 'Setup', 'chalk db up | down | status [--json] | url | psql', () => import('./db-url.js')),
   entry(['db', 'psql'], 'Setup', 'chalk db up | down | status [--json] | url | psql', () => import('./db-psql.js')),
   entry(['status'], 'Work', 'chalk status [--json]', () => import('./status.js')),
+  entry(['run'], 'Work', 'chalk run [--detach]', () => import('./run.js')),
+  entry(['check'], 'Work', 'chalk check', () => import('./check.js')),
+  entry(['sandbox', 'build'], 'Setup', 'chalk sandbox build [--force]', () => import('./sandbox-build.js')),
+  entry(['cleanup'], 'Failure lifecycle', 'chalk cleanup [--all]', () => import('./cleanup.js')),
+  entry(['logs'], 'Work', 'chalk logs TICKET [-f]', () => import('./logs.js')),
 ];
 
 /** The entry whose path is the longest prefix of the arguments. */

@@ -42,6 +42,16 @@ export interface VerdictEvent {
   rulesMode: string;
   previous?: RubricEvent['fingerprint'];
   current?: RubricEvent['fingerprint'];
+  /** How the loop ended: `failed`, `passed`, `agent_error`. */
+  ended?: string;
+  /** Why the loop did not progress, e.g. `rubric failed (exit 1)`. */
+  reason?: string;
+  repo?: string;
+  runId?: string;
+  /** The loop's `runs` row, already recorded (decision records attach to it). */
+  callId?: number | null;
+  /** The loop's mode: `continue`, `retry` or `fix-review`. */
+  mode?: string;
 }
 
 /** A deciding tap's answer: stop the run (never extend it). */
@@ -50,6 +60,10 @@ export interface StopRequest {
   reason: string;
   /** Which plugin asked. Filled in by the kernel. */
   by?: string;
+  /** The detention kind that picks the `next:` line (e.g. `stuck`); default `other`. */
+  kind?: string;
+  /** `stuck`: the decider's confidence (0..1), shown in the `next:` line. */
+  confidence?: number;
 }
 
 export interface DetainEvent {

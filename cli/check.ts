@@ -1,0 +1,25 @@
+import { Command } from 'clipanion';
+import { UserError } from '../core/errors.js';
+import { checkTicket } from '../core/run/check.js';
+import { depsFromKernel } from '../core/run/deps.js';
+import { SPEC_BLOCKED_EXIT } from '../core/run/run-ticket.js';
+import { kernelContext } from './context.js';
+
+export default class CheckCommand extends Command {
+  static override paths = [['check']];
+  static override usage = Command.Usage({
+    description: "ask the cheap model whether this worktree's spec is ready for an agent (the spec check alone)",
+  });
+
+  async execute(): Promise<number> {
+    const { kernel, root } = await kernelContext();
+    const deps = depsFromKernel(kernel);
+    try {
+      const { ctx, outcome } = await checkTicket(deps, { root });
+      if (outcome === 'fail') throw new UserError(`${ctx.spec} is not ready for an agent`, SPEC_BLOCKED_EXIT);
+      return 0;
+    } finally {
+      await deps.store.close().catch(() => undefined);
+    }
+  }
+}

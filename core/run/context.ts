@@ -1,0 +1,95 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '../config/config.js';
+import { UserError } from '../errors.js';
+import { run, runOk } from '../process/run.js';
+import { currentBranch, repoName, ticketFromBranch } from '../repo/git.js';
+import { type RunPaths, runPaths } from './layout.js';
+import { checkPrompts, type PromptSource, promptSetHash, readTextbook, specFile } from './prompt.js';
+
+/** Everything a run knows before it starts anything: where, which ticket, which files. */
+export interface RunContext {
+  /** The worktree root (the ticket branch is checked out here). */
+  root: string;
+  /** `<repo>`: the main checkout's name. */
+  repo: string;
+  branch: string;
+  ticket: string;
+  /** `specs/T.md`, relative to the root. */
+  spec: string;
+  specPath: string;
+  paths: RunPaths;
+  /** The repository's git common dir (the sandbox borrows its objects). */
+  gitDir: string;
+  /** `CHALK_BASE_BRANCH`. */
+  baseBranch: string;
+  prompts: PromptSource;
+  textbook: string | null;
+  /** The prompt-set hash recorded with every call. */
+  promptHash: string;
+  /** `CHALK_TEST_CMD`. */
+  rubricCommand: string;
+}
+
+/** The agent credentials the sandbox passes on, any one of which is enough. */
+export const CREDENTIALS = ['ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_AUTH_TOKEN'] as const;
+
+export function hasCredential(env: NodeJS.ProcessEnv): boolean {
+  return CREDENTIALS.some((k) => (env[k] ?? '') !== '');
+}
+
+export interface ContextOptions {
+  root: string | null;
+  config: Config;
+  env?: NodeJS.ProcessEnv;
+  /** `chalk check` needs no rubric command. */
+  needRubric?: boolean;
+}
+
+/**
+ * Resolves the run's context and refuses, with one line each, what would make
+ * the run pointless: no ticket in the branch, no spec, uncommitted changes, no
+ * rubric, no agent credential. Nothing is started or written.
+ */
+export async function resolveContext(opts: ContextOptions): Promise<RunContext> {
+  const env = opts.env ?? process.env;
+  const { root, config } = opts;
+  if (!root) throw new UserError('chalk run works inside a git worktree: cd into the ticket worktree');
+  const branch = (await currentBranch(root)) ?? '(detached HEAD)';
+  const ticket = ticketFromBranch(branch);
+  if (!ticket) throw new UserError(`branch '${branch}' has no ticket key (expected e.g. chalk/PROJ-123)`);
+  const spec = specFile(ticket);
+  const specPath = join(root, spec);
+  if (!existsSync(specPath)) throw new UserError(`missing spec: ${spec} (create one with: chalk new ${ticket})`);
+  const status = await run('git', ['status', '--porcelain'], { cwd: root });
+  if (status.code !== 0 || status.stdout.trim() !== '') {
+    throw new UserError(`uncommitted changes in ${root}; commit them first (the sandbox only sees commits)`);
+  }
+  const rubricCommand = config.str('CHALK_TEST_CMD');
+  if ((opts.needRubric ?? true) && rubricCommand.trim() === '') {
+    throw new UserError('CHALK_TEST_CMD is not set in .chalk/config (run: chalk init)');
+  }
+  if (!hasCredential(env)) {
+    throw new UserError(`no agent credentials; export one of: ${CREDENTIALS.join(' ')}`);
+  }
+  const repo = await repoName(root);
+  const gitDir = await runOk('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: root });
+  const prompts: PromptSource = { root };
+  checkPrompts(prompts);
+  const textbook = readTextbook(root, config.str('CHALK_TEXTBOOK'));
+  return {
+    root,
+    repo,
+    branch,
+    ticket,
+    spec,
+    specPath,
+    paths: runPaths(repo, ticket, env),
+    gitDir,
+    baseBranch: config.str('CHALK_BASE_BRANCH'),
+    prompts,
+    textbook,
+    promptHash: promptSetHash(prompts, { textbook, fpFeedback: config.bool('CHALK_FP_FEEDBACK') }),
+    rubricCommand,
+  };
+}

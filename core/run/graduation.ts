@@ -1,0 +1,104 @@
+import { readFileSync } from 'node:fs';
+import { UserError } from '../errors.js';
+import type { Log } from '../ports/log.js';
+import { run } from '../process/run.js';
+import { checkpoints } from '../spec/checkpoints.js';
+import type { RunContext } from './context.js';
+import type { RunDeps } from './deps.js';
+import { buildPrBody, dollars, requestTitle } from './pr-body.js';
+
+/** The exit code of a run whose push was refused or whose request could not be opened. */
+export const GRADUATION_EXIT = 5;
+
+export interface Graduation {
+  /** `opened` (a request), `pushed` (CHALK_FORGE=none) or `ready` (CHALK_AUTO_MR=false). */
+  outcome: 'opened' | 'pushed' | 'ready';
+  url: string | null;
+}
+
+async function ticketNumbers(ctx: RunContext, deps: RunDeps, log: Log) {
+  try {
+    const all = await deps.store.tickets.summaries(ctx.repo);
+    const s = all.find((t) => t.ticket === ctx.ticket);
+    return { loops: s?.loops ?? 0, costUsd: s?.costUsd ?? 0, fixes: s?.fixes ?? 0 };
+  } catch (err) {
+    log.warn(`could not read the ticket's numbers: ${err instanceof Error ? err.message : String(err)}`);
+    return { loops: 0, costUsd: 0, fixes: 0 };
+  }
+}
+
+/**
+ * `git push -u origin <branch>` from the host. On success git's `remote:`
+ * hints are dropped and anything else shown; a refused push shows everything
+ * the remote said and stops the run (nothing is opened).
+ */
+export async function pushBranch(ctx: RunContext, log: Log): Promise<void> {
+  log.info(`pushing ${ctx.branch} to origin`);
+  const r = await run('git', ['push', '--quiet', '-u', 'origin', ctx.branch], { cwd: ctx.root });
+  const lines = `${r.stderr}${r.stdout}`.split('\n').filter((l) => l.trim() !== '');
+  if (r.code !== 0) {
+    for (const l of lines) process.stderr.write(`${l}\n`);
+    throw new UserError(`could not push ${ctx.branch} to origin`, GRADUATION_EXIT);
+  }
+  for (const l of lines) if (!l.startsWith('remote:') && !/^branch '.*' set up to track/.test(l)) log.warn(l);
+}
+
+/**
+ * Every checkpoint is ticked and the review passed: push the branch and open
+ * the request through the Forge port with the summary body (through the
+ * `prBody` hook). `CHALK_AUTO_MR=false` stops at `done` with a `ready` event;
+ * `CHALK_FORGE=none` pushes and prints the summary instead of opening anything.
+ */
+export async function graduate(
+  ctx: RunContext,
+  deps: RunDeps,
+  log: Log,
+  opts: { reviewSummary: string },
+): Promise<Graduation> {
+  const n = await ticketNumbers(ctx, deps, log);
+  log.info(
+    `all checkpoints complete (${n.loops} loop${n.loops === 1 ? '' : 's'}, ${dollars(n.costUsd)}, ${n.fixes} human intervention${n.fixes === 1 ? '' : 's'})`,
+  );
+  if (!deps.config.bool('CHALK_AUTO_MR')) {
+    await deps.store.events.record(ctx.repo, ctx.ticket, 'ready');
+    log.info(`CHALK_AUTO_MR is off: the work is done on ${ctx.branch}; push it and open the request yourself`);
+    await deps.hooks.afterGraduate.promise({ ticket: ctx.ticket, branch: ctx.branch, requestUrl: null });
+    return { outcome: 'ready', url: null };
+  }
+  const spec = readFileSync(ctx.specPath, 'utf8');
+  const body = await buildPrBody(deps.hooks, {
+    ticket: ctx.ticket,
+    loops: n.loops,
+    costUsd: n.costUsd,
+    specPath: ctx.spec,
+    checkpoints: checkpoints(spec).length,
+    humanInterventions: n.fixes,
+    rubricCommand: ctx.rubricCommand,
+    reviewSummary: opts.reviewSummary,
+  });
+  const forge = deps.forge();
+  await pushBranch(ctx, log);
+  if (forge.name === 'none') {
+    log.info(`pushed ${ctx.branch}; CHALK_FORGE=none, so no request was opened. Summary:`);
+    for (const l of body.replace(/\n+$/, '').split('\n')) log.info(l);
+    await deps.store.events.record(ctx.repo, ctx.ticket, 'ready');
+    await deps.hooks.afterGraduate.promise({ ticket: ctx.ticket, branch: ctx.branch, requestUrl: null });
+    return { outcome: 'pushed', url: null };
+  }
+  let url: string | null;
+  try {
+    ({ url } = await forge.openRequest({
+      repoRoot: ctx.root,
+      branch: ctx.branch,
+      base: ctx.baseBranch,
+      title: requestTitle(spec, ctx.ticket),
+      body,
+    }));
+  } catch (err) {
+    throw new UserError(err instanceof Error ? err.message : String(err), GRADUATION_EXIT);
+  }
+  log.info(url ? `request opened: ${url}` : `request opened on ${forge.name}`);
+  await deps.store.events.record(ctx.repo, ctx.ticket, 'submitted').catch(() => undefined);
+  await deps.hooks.afterGraduate.promise({ ticket: ctx.ticket, branch: ctx.branch, requestUrl: url });
+  return { outcome: 'opened', url };
+}

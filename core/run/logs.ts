@@ -1,0 +1,42 @@
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { UserError } from '../errors.js';
+import { alive, readPid } from '../store/embedded/pid.js';
+import type { RunPaths } from './layout.js';
+
+const POLL_MS = 250;
+
+function readFrom(path: string, offset: number, write: (s: string) => void): number {
+  const size = statSync(path).size;
+  if (size <= offset) return size < offset ? 0 : offset;
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(size - offset);
+    const n = readSync(fd, buf, 0, buf.length, offset);
+    write(buf.subarray(0, n).toString('utf8'));
+    return offset + n;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * `chalk logs TICKET [-f]`: prints a detached run's log; with `follow`, keeps
+ * printing what is added until the run's process is gone (or the signal aborts).
+ */
+export async function showLog(
+  paths: RunPaths,
+  ticket: string,
+  opts: { follow: boolean; write: (s: string) => void; signal?: AbortSignal },
+): Promise<void> {
+  if (!existsSync(paths.runLog)) throw new UserError(`no background run log for ${ticket}`);
+  let offset = readFrom(paths.runLog, 0, opts.write);
+  if (!opts.follow) return;
+  for (;;) {
+    if (opts.signal?.aborted) return;
+    const pid = readPid(paths.pid);
+    const running = pid !== null && alive(pid);
+    await new Promise((r) => setTimeout(r, POLL_MS));
+    offset = readFrom(paths.runLog, offset, opts.write);
+    if (!running) return;
+  }
+}

@@ -1,0 +1,131 @@
+import type { LoopEnd } from '../fingerprint/verdict.js';
+import type { LoopKind } from '../ports/agent.js';
+import { type DetentionKind, reasons } from './detention-reasons.js';
+
+/**
+ * The loop's decisions, pure: which mode the next loop runs in, how a loop
+ * ended, whether it progressed, and when a limit detains the run. The
+ * orchestration (run-ticket.ts) does the I/O and asks these.
+ */
+
+export interface Limits {
+  /** `CHALK_MAX_LOOPS`: loops per run. */
+  maxLoops: number;
+  /** `CHALK_MAX_RETRIES`: consecutive loops without progress tolerated. */
+  maxRetries: number;
+  /** `CHALK_REVIEW_ROUNDS`: fix-review rounds before a failing review detains. */
+  reviewRounds: number;
+}
+
+/** A detention the policy asks for (the orchestration carries it out). */
+export interface DetainRequest {
+  kind: DetentionKind;
+  reason: string;
+  detail: string;
+}
+
+/** What the loop carries from one iteration to the next. */
+export class LoopState {
+  /** Loops run so far (continue, retry and fix-review all count). */
+  loop = 0;
+  /** Consecutive loops without progress. */
+  failures = 0;
+  /** Reviews that failed. */
+  failedReviews = 0;
+  /** Retry feedback for the next loop; '' when the last loop progressed. */
+  feedback = '';
+  /** Review findings waiting for a fix-review loop; '' when none. */
+  findings = '';
+}
+
+/**
+ * The mode of the next loop: `fix-review` when every checkpoint is ticked
+ * (findings are pending), `retry` after a loop without progress, else `continue`.
+ */
+export function chooseMode(open: number, feedback: string): LoopKind {
+  if (open === 0) return 'fix-review';
+  return feedback !== '' ? 'retry' : 'continue';
+}
+
+/** True when the next step is the final review: nothing open and no findings pending. */
+export function reviewDue(open: number, state: Pick<LoopState, 'findings'>): boolean {
+  return open === 0 && state.findings === '';
+}
+
+/**
+ * A failed review: either its findings go to a fix-review loop, or (past
+ * `CHALK_REVIEW_ROUNDS` failures' worth of rounds) the run is detained.
+ */
+export function afterFailedReview(state: LoopState, limits: Limits, findings: string): DetainRequest | null {
+  state.failedReviews += 1;
+  if (state.failedReviews > limits.reviewRounds) {
+    return { kind: 'review', reason: reasons.review(limits.reviewRounds), detail: findings };
+  }
+  state.findings = findings;
+  return null;
+}
+
+/** Starts the next loop: its number, or a loop-limit detention past `CHALK_MAX_LOOPS`. */
+export function startLoop(state: LoopState, limits: Limits, open: number): DetainRequest | number {
+  state.loop += 1;
+  if (state.loop > limits.maxLoops) {
+    return { kind: 'loop_limit', reason: reasons.loopLimit(limits.maxLoops, open), detail: '' };
+  }
+  return state.loop;
+}
+
+export interface LoopFacts {
+  mode: LoopKind;
+  /** `ok`, or the CLI's error status. */
+  agentStatus: string;
+  /** The rubric's exit code (124 when it timed out). */
+  rubricExit: number;
+  /** Open checkpoints when the loop started. */
+  openBefore: number;
+  /** Open checkpoints after a green loop was brought home (ignored otherwise). */
+  openAfter: number;
+}
+
+export interface LoopEnding {
+  ended: Exclude<LoopEnd, 'blocked'>;
+  /** Why the loop did not progress; '' when it did. */
+  reason: string;
+}
+
+/**
+ * How a loop that was not blocked ended. The agent's failure comes first (its
+ * rubric result says nothing about its work), then the rubric, then progress:
+ * a checkpoint ticked, or a green fix-review loop.
+ */
+export function classifyLoop(f: LoopFacts): LoopEnding {
+  if (f.agentStatus !== 'ok') return { ended: 'agent_error', reason: reasons.agentError(f.agentStatus) };
+  if (f.rubricExit !== 0) return { ended: 'failed', reason: reasons.failed(f.rubricExit) };
+  if (f.mode === 'fix-review' || f.openAfter < f.openBefore) return { ended: 'progressed', reason: '' };
+  return { ended: 'passed', reason: reasons.passed() };
+}
+
+/** The detention kind a loop's ending maps to when retries run out. */
+const KIND_OF: Record<Exclude<LoopEnding['ended'], 'progressed'>, DetentionKind> = {
+  failed: 'failed',
+  agent_error: 'agent_error',
+  passed: 'passed',
+};
+
+/**
+ * After a loop (and its verdict): progress clears the failure count, feedback
+ * and findings; a loop without progress counts one failure, and more than
+ * `CHALK_MAX_RETRIES` in a row detains the run with the loop's own reason.
+ */
+export function afterLoop(state: LoopState, limits: Limits, ending: LoopEnding): DetainRequest | null {
+  if (ending.ended === 'progressed') {
+    state.failures = 0;
+    state.feedback = '';
+    state.findings = '';
+    return null;
+  }
+  state.failures += 1;
+  if (state.failures > limits.maxRetries) {
+    return { kind: KIND_OF[ending.ended], reason: ending.reason, detail: '' };
+  }
+  return null;
+}

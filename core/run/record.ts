@@ -1,0 +1,64 @@
+import type { Fingerprint } from '../fingerprint/fingerprint.js';
+import type { Verdict } from '../fingerprint/verdict.js';
+import type { AgentResult } from '../ports/agent.js';
+import type { CallRecord } from '../ports/store.js';
+import type { RunContext } from './context.js';
+
+/** What one call adds to its `runs` row beyond the agent's result. */
+export interface CallFacts {
+  loop: number;
+  kind: string;
+  agentStatus: string;
+  rubricExit: number;
+  progressed: boolean;
+  budgetUsd: number;
+  lessons: number;
+  runId: string;
+  fpRules: string;
+  fingerprint?: Fingerprint | null;
+  verdict?: Verdict | null;
+  /** The model to record when the result names none. */
+  model?: string;
+  /** Whole seconds the call took, when measured by the caller (else the result's duration). */
+  durationS?: number;
+}
+
+/** The `runs` row of one agent call: every column filled from the result and the facts. */
+export function callRecord(ctx: RunContext, result: AgentResult, f: CallFacts): CallRecord {
+  const fp = f.fpRules === 'off' ? null : (f.fingerprint ?? null);
+  return {
+    repo: ctx.repo,
+    ticket: ctx.ticket,
+    branch: ctx.branch,
+    loop: f.loop,
+    kind: f.kind,
+    agentStatus: f.agentStatus,
+    rubricExit: f.rubricExit,
+    progressed: f.progressed,
+    model: result.model || f.model || 'default',
+    prompts: ctx.promptHash,
+    costUsd: Math.round(result.costUsd * 10_000) / 10_000,
+    budgetUsd: f.budgetUsd,
+    durationS: f.durationS ?? Math.round(result.durationMs / 1000),
+    inputTokens: result.usage.inputTokens,
+    outputTokens: result.usage.outputTokens,
+    cacheReadTokens: result.usage.cacheReadTokens,
+    cacheWriteTokens: result.usage.cacheCreationTokens,
+    turns: result.usage.turns,
+    denials: result.denials.length,
+    lessons: f.lessons,
+    runId: f.runId,
+    testsHash: fp?.testsHash ?? null,
+    failing: fp?.failing ?? null,
+    failingTests: fp?.tests ?? null,
+    firstError: fp && fp.rubric === 'failed' && fp.firstError !== '' ? fp.firstError : null,
+    treeId: fp && fp.treeId !== '' ? fp.treeId : null,
+    verdict: f.fpRules === 'off' ? null : (f.verdict ?? null),
+    fpRules: f.fpRules,
+  };
+}
+
+/** Money as the log shows it. */
+export const usd = (v: number) => `$${(Number.isFinite(v) ? v : 0).toFixed(2)}`;
+/** A duration in whole seconds as the log shows it. */
+export const secs = (ms: number) => `${Math.round(ms / 1000)}s`;

@@ -1,0 +1,81 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Log } from '../ports/log.js';
+import { SANDBOX_PATHS, type SandboxSession } from '../ports/sandbox.js';
+import { clearStamp, STAMP_FILE, stampMatches, writeStamp } from '../spec/stamp.js';
+import type { RunContext } from './context.js';
+import type { RunDeps } from './deps.js';
+import { buildSpecCheckPrompt } from './prompt.js';
+import { callRecord, secs, usd } from './record.js';
+
+export type SpecCheckOutcome = 'pass' | 'fail' | 'skipped' | 'none';
+
+export const stampPath = (ctx: RunContext) => join(ctx.paths.dir, STAMP_FILE);
+
+/**
+ * The spec check: the cheap model reads the spec, read-only, and says whether
+ * its checkpoints are ready for an agent. Skipped when the stamp says it passed
+ * for these checkpoints (`force` clears the stamp first, for `chalk check`).
+ * A failure records `spec_blocked` and prints every problem and suggestion.
+ */
+export async function specCheck(
+  ctx: RunContext,
+  deps: RunDeps,
+  session: SandboxSession,
+  log: Log,
+  opts: { runId: string; force?: boolean; signal?: AbortSignal },
+): Promise<SpecCheckOutcome> {
+  const stamp = stampPath(ctx);
+  if (opts.force) clearStamp(stamp);
+  const spec = readFileSync(ctx.specPath, 'utf8');
+  if (stampMatches(stamp, spec)) {
+    log.info('spec check skipped: it passed before and the checkpoints have not changed');
+    return 'skipped';
+  }
+  const model = deps.config.str('CHALK_CHEAP_MODEL');
+  log.info(`checking the spec with ${model || 'the default model'}`);
+  const prompt = buildSpecCheckPrompt(ctx.prompts, ctx.ticket);
+  writeFileSync(join(ctx.paths.io, 'spec-check.prompt.md'), prompt);
+  const result = await deps.agent.call('spec-check', prompt, {
+    where: session,
+    systemPromptFile: `${SANDBOX_PATHS.io}/system.md`,
+    cwd: SANDBOX_PATHS.repo,
+    signal: opts.signal,
+  });
+  writeFileSync(join(ctx.paths.io, 'spec-check.json'), result.raw);
+  writeFileSync(join(ctx.paths.io, 'spec-check.err'), result.stderr);
+  await session.reset();
+  const answer = result.answer === 'none' ? null : result.answer;
+  const verdict = answer?.verdict ?? 'none';
+  await deps.store.calls.record(
+    callRecord(ctx, result, {
+      loop: 0,
+      kind: 'spec-check',
+      agentStatus: verdict,
+      rubricExit: 0,
+      progressed: false,
+      budgetUsd: deps.config.num('CHALK_BUDGET_USD'),
+      lessons: 0,
+      runId: opts.runId,
+      fpRules: deps.config.str('CHALK_FP_RULES'),
+      model,
+    }),
+  );
+  if (verdict === 'pass') {
+    writeStamp(stamp, spec);
+    log.info(`spec check passed (${usd(result.costUsd)}, ${secs(result.durationMs)})`);
+    return 'pass';
+  }
+  if (verdict === 'fail' && answer) {
+    await deps.store.events.record(ctx.repo, ctx.ticket, 'spec_blocked');
+    log.info('spec check found checkpoints that are not ready:');
+    for (const p of answer.problems) {
+      log.info(`  - ${p.checkpoint}`);
+      log.info(`    problem: ${p.problem}`);
+      if (p.suggestion) log.info(`    suggestion: ${p.suggestion}`);
+    }
+    return 'fail';
+  }
+  log.warn(`spec check returned no verdict (agent ${result.status}); continuing without it`);
+  return 'none';
+}
