@@ -80,11 +80,14 @@ export function doCheckpoint(ticket: string, n: 1 | 2): s.Script {
   ];
 }
 
-/** A loop that adds a failing test and claims success. */
-export const failingLoop = (ticket: string, body = 'echo nope'): s.Script => [
+/**
+ * A loop that adds a test, code that fails it, and claims success. A retry
+ * (`ticks: false`) finds the first loop's work still there and the tick made.
+ */
+export const failingLoop = (ticket: string, opts: { body?: string; ticks?: boolean } = {}): s.Script => [
   s.write('/work/repo/tests/greet_test.sh', '[ "$(sh greet.sh)" = "hello" ]\n'),
-  s.write('/work/repo/greet.sh', `${body}\n`),
-  tick(ticket),
+  s.write('/work/repo/greet.sh', `${opts.body ?? 'echo nope'}\n`),
+  ...(opts.ticks === false ? [] : [tick(ticket)]),
   s.loopDone('1', 'added greet.sh'),
 ];
 
@@ -93,30 +96,49 @@ export const failingLoop = (ticket: string, body = 'echo nope'): s.Script => [
 /** The sample project: a rubric that runs every tests/*_test.sh. */
 export const RUBRIC = 'sh check.sh';
 const CHECK_SH = `#!/bin/sh
-# The rubric: every tests/*_test.sh must pass.
+# The rubric: every tests/*_test.sh must pass. Writes a JUnit report to .test-report.xml.
 status=0
+cases=''
+failures=0
+count=0
 for t in tests/*_test.sh; do
   [ -e "$t" ] || continue
-  if sh "$t"; then echo "ok $t"; else echo "FAIL $t"; status=1; fi
+  name=$(basename "$t" .sh)
+  count=$((count + 1))
+  if out=$(sh "$t" 2>&1); then
+    echo "ok $t"
+    cases="$cases<testcase classname="tests" name="$name"/>"
+  else
+    echo "FAIL $t: $out"
+    status=1
+    failures=$((failures + 1))
+    cases="$cases<testcase classname="tests" name="$name"><failure message="$name failed"/></testcase>"
+  fi
 done
+printf '<?xml version="1.0"?>\\n<testsuites><testsuite name="shop" tests="%s" failures="%s">%s</testsuite></testsuites>\\n' "$count" "$failures" "$cases" > .test-report.xml
 exit $status
 `;
 
-export function sampleSpec(ticket: string, title = 'Greetings'): string {
-  return `# ${ticket}: ${title}
+/** Where the sample rubric writes its JUnit report. */
+export const REPORT = '.test-report.xml';
+
+export function sampleSpec(ticket: string, opts: { title?: string; checkpoints?: 1 | 2 } = {}): string {
+  const second = opts.checkpoints === 1 ? '' : '- [ ] bye.sh prints goodbye, with a test in tests/bye_test.sh\n';
+  return `# ${ticket}: ${opts.title ?? 'Greetings'}
 
 ## Context
-Two shell scripts that print a greeting and a farewell.
+Shell scripts that print a greeting${opts.checkpoints === 1 ? '' : ' and a farewell'}.
 
 ## Checkpoints
 - [ ] greet.sh prints hello, with a test in tests/greet_test.sh
-- [ ] bye.sh prints goodbye, with a test in tests/bye_test.sh
-`;
+${second}`;
 }
 
 export interface ScenarioOptions {
   ticket?: string;
   spec?: string;
+  /** Checkpoints of the sample spec (default 2). */
+  checkpoints?: 1 | 2;
   /** Extra files committed on main. */
   files?: Record<string, string>;
   /** A pre-receive hook for the bare origin (refuses pushes when it exits non-zero). */
@@ -159,11 +181,6 @@ export function makeScenario(opts: ScenarioOptions = {}): Scenario {
   const origin = join(dir, 'origin.git');
   mkdirSync(root);
   git(dir, 'init', '-q', '--bare', '-b', 'main', origin);
-  if (opts.preReceive) {
-    const hook = join(origin, 'hooks', 'pre-receive');
-    writeFileSync(hook, opts.preReceive);
-    chmodSync(hook, 0o755);
-  }
   git(root, 'init', '-q', '-b', 'main');
   git(root, 'config', 'user.name', 'Sam Person');
   git(root, 'config', 'user.email', 'sam@example.com');
@@ -171,7 +188,7 @@ export function makeScenario(opts: ScenarioOptions = {}): Scenario {
     'README.md': '# shop\n',
     'check.sh': CHECK_SH,
     'tests/.keep': '',
-    '.gitignore': 'node_modules/\n',
+    '.gitignore': 'node_modules/\n.test-report.xml\n',
     ...opts.files,
   };
   for (const [p, content] of Object.entries(files)) {
@@ -183,10 +200,18 @@ export function makeScenario(opts: ScenarioOptions = {}): Scenario {
   git(root, 'remote', 'add', 'origin', origin);
   git(root, 'push', '-q', 'origin', 'main');
   git(root, 'fetch', '-q', 'origin');
+  if (opts.preReceive) {
+    const hook = join(origin, 'hooks', 'pre-receive');
+    writeFileSync(hook, opts.preReceive);
+    chmodSync(hook, 0o755);
+  }
   const branch = `chalk/${ticket}`;
   git(root, 'checkout', '-q', '-b', branch);
   mkdirSync(join(root, 'specs'), { recursive: true });
-  writeFileSync(join(root, 'specs', `${ticket}.md`), opts.spec ?? sampleSpec(ticket));
+  writeFileSync(
+    join(root, 'specs', `${ticket}.md`),
+    opts.spec ?? sampleSpec(ticket, { checkpoints: opts.checkpoints }),
+  );
   git(root, 'add', '-A');
   git(root, 'commit', '-q', '-m', `chalk(${ticket}): spec`);
   const forge = installFakeForge(dir);
