@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { run } from '../../../core/process/run.js';
 import { type EmbeddedPaths, PgStore, probe, readPid } from '../../../core/store/index.js';
@@ -59,6 +60,67 @@ describe.each(BACKENDS)('8 processes x 500 calls at once on $name', (backend) =>
 });
 
 describe('the embedded server process', () => {
+  it('serves 8 clients with interleaved transactions and parameterised queries without crossing them', async () => {
+    const db = await embedded.fresh();
+    disposers.push(db.dispose);
+    const store = await PgStore.open(db.target, 120_000); // starts the server, applies the schema
+    await store.close();
+    if (db.target.kind !== 'embedded') throw new Error('unreachable');
+    const connect = async () => {
+      const c = new pg.Client({
+        host: (db.target as { paths: EmbeddedPaths }).paths.dir,
+        user: 'postgres',
+        database: 'postgres',
+      });
+      await c.connect();
+      return c;
+    };
+    const clients = await Promise.all(Array.from({ length: 8 }, connect));
+    const wrong: string[] = [];
+    await Promise.all(
+      clients.map(async (c, k) => {
+        for (let i = 0; i < 60; i++) {
+          const ticket = `PROJ-${k}`;
+          const add = (branch: string) =>
+            c.query(`INSERT INTO events (repo, ticket, kind) VALUES ($1, $2, $3) RETURNING ticket, kind`, [
+              branch,
+              ticket,
+              i % 2 ? 'submitted' : 'detention',
+            ]);
+          if (i % 3 === 0) {
+            await c.query('BEGIN');
+            await add('tx');
+            await new Promise((r) => setTimeout(r, 1)); // let other clients queue up meanwhile
+            const r = await add('tx');
+            await c.query(i % 9 === 0 ? 'ROLLBACK' : 'COMMIT');
+            if (r.rows[0]?.ticket !== ticket) wrong.push(`${k}/${i}: tx row of ${r.rows[0]?.ticket}`);
+          } else {
+            const r = await add('plain');
+            if (r.rows[0]?.ticket !== ticket) wrong.push(`${k}/${i}: row of ${r.rows[0]?.ticket}`);
+          }
+        }
+      }),
+    );
+    // A client that dies inside a transaction: its work is rolled back and the others carry on.
+    const quitter = await connect();
+    quitter.on('error', () => {}); // its own end is expected
+    await quitter.query('BEGIN');
+    await quitter.query(`INSERT INTO events (repo, ticket, kind) VALUES ('tx', 'PROJ-99', 'ready')`);
+    (quitter as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    const check = clients[0] as pg.Client;
+    const r = await check.query(
+      `SELECT repo, ticket, count(*)::int AS n FROM events GROUP BY repo, ticket ORDER BY repo, ticket`,
+    );
+    await Promise.all(clients.map((c) => c.end()));
+    expect(wrong).toEqual([]);
+    // Per client: 40 plain rows; 20 transactions, 13 committed (i % 9 != 0) with 2 rows each.
+    const expected = Array.from({ length: 8 }, (_, k) => [
+      { repo: 'plain', ticket: `PROJ-${k}`, n: 40 },
+      { repo: 'tx', ticket: `PROJ-${k}`, n: 26 },
+    ]).flat();
+    expect(r.rows).toEqual(expected.sort((a, b) => a.repo.localeCompare(b.repo) || a.ticket.localeCompare(b.ticket)));
+  }, 240_000);
+
   it('after SIGKILL in the middle of a stream of writes, the next command finds every acknowledged row', async () => {
     const db = await embedded.fresh();
     disposers.push(db.dispose);
