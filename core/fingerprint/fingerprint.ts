@@ -104,18 +104,3 @@ export function fingerprintPass(treeId: string): Fingerprint {
     hash: null,
   };
 }
-
-/** How many failing test IDs a `runs` row keeps. */
-export const STORED_TESTS = 100;
-
-/** The fingerprint as the `runs` row stores it (names follow the table's columns). */
-export function fingerprintColumns(fp: Fingerprint | null) {
-  return {
-    tests_hash: fp?.testsHash ?? null,
-    failing: fp?.failing ?? null,
-    failing_tests: fp?.tests ? fp.tests.slice(0, STORED_TESTS).join('\n') : null,
-    first_error: fp && fp.rubric === 'failed' ? fp.firstError : null,
-    tree_id: fp && fp.treeId !== '' ? fp.treeId : null,
-    fingerprint: fp?.hash ?? null,
-  };
-}

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  fingerprintColumns,
   fingerprintFailure,
   fingerprintPass,
   retryFeedback,
@@ -50,23 +49,6 @@ describe('the fingerprint hashes', () => {
     expect(validTreeId('fatal: not a git repository')).toBe('');
     expect(validTreeId('A'.repeat(40))).toBe('');
     expect(fingerprintPass('garbage').treeId).toBe('');
-  });
-
-  it('gives the runs row its columns, at most 100 test IDs, NULL when unknown', () => {
-    const many = Array.from({ length: 120 }, (_, i) => `--- FAIL: T${String(i).padStart(3, '0')}`).join('\n');
-    const cols = fingerprintColumns(fingerprintFailure({ log: many, report: null, treeId: 'c'.repeat(40) }));
-    expect(cols.failing).toBe(120);
-    expect(cols.failing_tests?.split('\n')).toHaveLength(100);
-    expect(cols.tree_id).toBe('c'.repeat(40));
-    expect(fingerprintColumns(fingerprintPass(''))).toEqual({
-      tests_hash: null,
-      failing: null,
-      failing_tests: null,
-      first_error: null,
-      tree_id: null,
-      fingerprint: null,
-    });
-    expect(fingerprintColumns(fingerprintFailure({ log: 'x', report: null, treeId: '' })).failing_tests).toBeNull();
   });
 });
 
