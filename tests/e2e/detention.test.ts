@@ -47,7 +47,7 @@ async function expectDetained(rig: Rig, sc: Scenario, r: ChalkRun, reason: strin
   return branch;
 }
 
-describe.skipIf(!available)('chalk run, end to end: detention', () => {
+describe.skipIf(!available)('chalk run, end to end: detention', { timeout: 300_000 }, () => {
   let rig: Rig;
   beforeAll(async () => {
     rig = await startRig();

@@ -21,7 +21,7 @@ import {
  */
 const available = await e2eAvailable();
 
-describe.skipIf(!available)('chalk run, end to end: the happy path', () => {
+describe.skipIf(!available)('chalk run, end to end: the happy path', { timeout: 300_000 }, () => {
   let rig: Rig;
   beforeAll(async () => {
     rig = await startRig();

@@ -361,11 +361,15 @@ export function chalk(rig: Rig, sc: Scenario, args: string[], opts: ChalkOptions
     });
     let stdout = '';
     let stderr = '';
+    // E2E_DEBUG=1 shows every run's output as it happens.
+    const echo = process.env.E2E_DEBUG ? (d: string) => process.stderr.write(d) : () => {};
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       stdout += d;
+      echo(d);
     });
     child.stderr.setEncoding('utf8').on('data', (d: string) => {
       stderr += d;
+      echo(d);
     });
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 240_000);
     child.on('error', reject);

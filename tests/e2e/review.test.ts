@@ -31,7 +31,7 @@ const fixShebang = (): s.Script => [
   s.loopDone('1', 'added the shebang the review asked for'),
 ];
 
-describe.skipIf(!available)('chalk run, end to end: the final review', () => {
+describe.skipIf(!available)('chalk run, end to end: the final review', { timeout: 300_000 }, () => {
   let rig: Rig;
   beforeAll(async () => {
     rig = await startRig();
