@@ -69,7 +69,7 @@ export function startModeLine(
           status: 'ok',
           label,
           detail:
-            'the CLI starts in auto mode, but its safety check may refuse actions through ANTHROPIC_BASE_URL; if loops report refused actions, set CHALK_PERMISSION_MODE=bypass',
+            "the CLI starts in auto mode, but its safety check runs on Anthropic's servers: unless the gateway at ANTHROPIC_BASE_URL passes it through, every checked action is refused; then set CHALK_PERMISSION_MODE=bypass",
         };
   }
   const shown = mode === 'default' ? 'manual' : mode;
