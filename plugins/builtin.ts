@@ -10,5 +10,6 @@ export const BUILTIN_PLUGINS: readonly PluginSource[] = [
   async () => (await import('../core/agent/plugin.js')).agentPlugin,
   async () => (await import('./forge-github/index.js')).default,
   async () => (await import('./forge-gitlab/index.js')).default,
+  async () => (await import('./decider-http/index.js')).default,
   async () => (await import('./sandbox-docker/index.js')).default,
 ];

@@ -1,51 +1,33 @@
+import type { Store, DecisionRecord as StoreDecision } from '../ports/store.js';
 import { readNoul } from './reading.js';
 import type { DecisionRecord, DecisionSink } from './record.js';
 
 /**
- * One row of the store's `decisions` table per question asked (original
- * Chalk's columns). The store issue owns the table and its writer; this file
- * only maps a record onto rows, against the writer's interface.
+ * The store's sink: one `decisions` row per question of a loop's decision
+ * (original Chalk's table: kind `stuck` or `rerank`). The lead wires it to the
+ * bound Store (`new StoreDecisionSink(store.decisions, {...})`); a decision of
+ * another kind (e.g. `chalk why`'s) is not a loop question and is left to the
+ * other sinks (the run's decisions.jsonl).
+ *
+ * Tags read from the record: `kind` (stuck|rerank), `run_id`, `call_id`,
+ * `loop`, `acted` ('true').
  */
-export interface DecisionRow {
-  /** `runs.id` of the loop that asked, when known (tag `call_id`). */
-  call_id: number | null;
-  run_id: string | null;
-  /** `stuck`, `rerank`, `why`... (tag `kind`, else the question id). */
-  kind: string;
-  question: string;
-  /** For `lesson_<id>` questions. */
-  lesson_id: number | null;
-  /** noul: yes or no at or above the threshold, else null (unknown); choice/score: the value as text. */
-  answer: string | null;
-  confidence: number | null;
-  threshold: number;
-  /** `kind: message` of a failed call. */
-  error: string | null;
-  mode: string;
-  acted: boolean;
-  latency_ms: number;
-  model: string | null;
-  url: string;
-  created_at: string;
-}
-
-export interface DecisionRowWriter {
-  insertDecisions(rows: DecisionRow[]): Promise<void>;
-}
-
 export interface StoreSinkOptions {
   /** CHALK_DECIDER_THRESHOLD. */
   threshold: number;
   /** CHALK_DECIDER (shadow or on). */
-  mode: string;
+  mode: 'shadow' | 'on';
 }
 
-export function decisionRows(record: DecisionRecord, opts: StoreSinkOptions): DecisionRow[] {
+const int = (v: string | undefined) => (v !== undefined && /^[0-9]+$/.test(v) ? Number(v) : null);
+
+export function storeRows(record: DecisionRecord, opts: StoreSinkOptions): StoreDecision[] {
   const t = record.tags;
-  const callId = t.call_id !== undefined && /^[0-9]+$/.test(t.call_id) ? Number(t.call_id) : null;
+  if (t.kind !== 'stuck' && t.kind !== 'rerank') return [];
+  const kind = t.kind;
   return record.questions.map(({ id, type }) => {
     const a = record.answers?.[id];
-    let answer: string | null = null;
+    let answer: 'yes' | 'no' | null = null;
     let confidence: number | null = null;
     if (a?.type === 'noul' && type === 'noul') {
       const r = readNoul(a, opts.threshold);
@@ -53,37 +35,36 @@ export function decisionRows(record: DecisionRecord, opts: StoreSinkOptions): De
       confidence = r.confidence;
     } else if (a && a.type !== 'noul') {
       confidence = a.confidence;
-      answer = a.confidence >= opts.threshold ? String(a.type === 'choice' ? a.choice : a.score) : null;
     }
     const lesson = /^lesson_([0-9]+)$/.exec(id);
     return {
-      call_id: callId,
-      run_id: t.run_id ?? null,
-      kind: t.kind ?? id,
+      runId: t.run_id ?? null,
+      callId: int(t.call_id),
+      loop: int(t.loop),
+      kind,
       question: id,
-      lesson_id: lesson ? Number(lesson[1]) : null,
       answer,
       confidence,
       threshold: opts.threshold,
-      error: record.failure ? `${record.failure.kind}: ${record.failure.message}` : null,
       mode: opts.mode,
+      latencyMs: record.latencyMs,
       acted: t.acted === 'true',
-      latency_ms: record.latencyMs,
+      lessonId: lesson ? Number(lesson[1]) : null,
       model: record.model,
+      error: record.failure ? `${record.failure.kind}: ${record.failure.message}` : null,
       url: record.url,
-      created_at: record.at,
     };
   });
 }
 
-/** The store's sink: the lead wires a DecisionRowWriter from core/store to it. */
 export class StoreDecisionSink implements DecisionSink {
   constructor(
-    private readonly writer: DecisionRowWriter,
+    private readonly decisions: Pick<Store['decisions'], 'record'>,
     private readonly opts: StoreSinkOptions,
   ) {}
 
-  write(record: DecisionRecord): Promise<void> {
-    return this.writer.insertDecisions(decisionRows(record, this.opts));
+  async write(record: DecisionRecord): Promise<void> {
+    const rows = storeRows(record, this.opts);
+    if (rows.length > 0) await this.decisions.record(rows);
   }
 }

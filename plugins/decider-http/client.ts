@@ -206,7 +206,12 @@ export class HttpDecider implements Decider {
     };
   }
 
+  private closed = false;
+
+  /** Closes the connections this client opened (idempotent). */
   async close(): Promise<void> {
-    if (this.ownsDispatcher) await this.dispatcher.close();
+    if (this.closed || !this.ownsDispatcher) return;
+    this.closed = true;
+    await this.dispatcher.close();
   }
 }

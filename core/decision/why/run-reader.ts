@@ -1,0 +1,110 @@
+import { readFile } from 'node:fs/promises';
+import { run } from '../../process/run.js';
+import type { DetentionFacts, RunPaths } from '../../run/layout.js';
+
+/**
+ * Reads what a detained run left in its run directory (core/run/layout.ts):
+ * the rubric log, the test report, detention.json, and, through git, the files
+ * changed since the last green loop. Every reader returns null when its source
+ * is absent, never throws for a missing file.
+ */
+
+async function readText(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escapes are control characters.
+const ANSI = /\u001b\[[0-9;?]*[A-Za-z]|\u001b\][^\u0007]*\u0007/g;
+export const stripAnsi = (s: string) =>
+  s
+    .replace(ANSI, '')
+    .replace(/\r(?!\n)/g, '\n')
+    .replace(/\r/g, '');
+
+export async function readDetention(paths: RunPaths): Promise<DetentionFacts | null> {
+  const text = await readText(paths.detention);
+  if (text === null) return null;
+  try {
+    const v = JSON.parse(text);
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as DetentionFacts) : null;
+  } catch {
+    return null;
+  }
+}
+
+export async function readRubricLog(paths: RunPaths): Promise<string | null> {
+  const text = await readText(paths.rubricLog);
+  return text === null ? null : stripAnsi(text);
+}
+
+const ERRORISH = /error|Error:|ERR!|FAIL|panic|Traceback|assert|expected|exception|not ok/i;
+
+/**
+ * The rubric log as statements: one per meaningful line (ANSI stripped,
+ * whitespace collapsed, duplicates and lines without two words dropped), the
+ * error-like lines first chosen, then the log's last lines, at most `max`, in
+ * log order.
+ */
+export function rubricStatements(log: string, max = 16): string[] {
+  const seen = new Set<string>();
+  const lines: string[] = [];
+  for (const raw of log.split('\n')) {
+    const line = raw.replace(/\s+/g, ' ').trim();
+    if ((line.match(/[A-Za-z0-9_]{2,}/g) ?? []).length < 2 || seen.has(line)) continue;
+    seen.add(line);
+    lines.push(line);
+  }
+  const keep = new Set<number>();
+  lines.forEach((l, i) => {
+    if (keep.size < max && ERRORISH.test(l)) keep.add(i);
+  });
+  for (let i = lines.length - 1; i >= 0 && keep.size < max; i--) keep.add(i);
+  return [...keep].sort((a, b) => a - b).map((i) => lines[i] as string);
+}
+
+/** Failing test ids: from the test report (JUnit XML) when there is one, else from the rubric log's runner lines. */
+export async function failingTests(paths: RunPaths, max = 8): Promise<string[]> {
+  const ids: string[] = [];
+  const report = await readText(paths.report);
+  if (report?.includes('<testcase')) {
+    const re = /<testcase\b([^>]*?)(?:\/>|>([\s\S]*?)<\/testcase>)/g;
+    for (const m of report.matchAll(re)) {
+      if (!m[2] || !/<(failure|error)\b/.test(m[2])) continue;
+      const attr = (name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(m[1] ?? '')?.[1];
+      const name = attr('name');
+      if (!name) continue;
+      const cls = attr('classname');
+      ids.push(cls ? `${cls}::${name}` : name);
+    }
+  }
+  if (ids.length === 0) {
+    const log = (await readRubricLog(paths)) ?? '';
+    const patterns = [/^FAILED (\S+)/, /^--- FAIL: (\S+)/, /^test (\S+) \.\.\. FAILED/, /^\s*● (.+?)\s*$/];
+    for (const line of log.split('\n')) {
+      for (const p of patterns) {
+        const m = p.exec(line);
+        if (m?.[1]) ids.push(m[1]);
+      }
+    }
+  }
+  return [...new Set(ids)].sort().slice(0, max);
+}
+
+/** `path (+added -deleted)` per file changed between the last green loop and the detention branch. */
+export async function changedFiles(repoRoot: string, facts: DetentionFacts, max = 8): Promise<string[] | string> {
+  if (!facts.green || !facts.branch) return 'the detention facts name no last green commit and detention branch';
+  const r = await run('git', ['diff', '--numstat', facts.green, facts.branch, '--'], { cwd: repoRoot });
+  if (r.code !== 0) return `git could not compare ${facts.green} with ${facts.branch}`;
+  return r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const [add, del, ...path] = l.split('\t');
+      return add === '-' ? `${path.join('\t')} (binary)` : `${path.join('\t')} (+${add} -${del})`;
+    })
+    .slice(0, max);
+}

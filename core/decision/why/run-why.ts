@@ -1,0 +1,81 @@
+import { existsSync } from 'node:fs';
+import { UserError } from '../../errors.js';
+import type { Decider } from '../../ports/decider.js';
+import { runPaths } from '../../run/layout.js';
+import { JsonlDecisionSink } from '../jsonl-sink.js';
+import { runtimeFor } from '../runtime.js';
+import { sayOnce } from '../trust.js';
+import { explainDetention } from './explain.js';
+import { failingTests, readDetention } from './run-reader.js';
+
+export interface WhyOptions {
+  repo: string;
+  /** The repository root (for git), when inside one. */
+  root: string | null;
+  ticket: string;
+  decider: Decider;
+  /** CHALK_DECIDER_THRESHOLD is for acting; a statement is shown at the thinker's selection threshold. */
+  threshold?: number;
+  env?: NodeJS.ProcessEnv;
+  out: (line: string) => void;
+  warn: (line: string) => void;
+}
+
+const pct = (p: number) => p.toFixed(2);
+
+/**
+ * `chalk why`: explains a detention without a Claude call. A decision thinker
+ * over the run's artifacts selects the statements that explain the stop; they
+ * are printed with their selection confidence, and every decision is recorded
+ * in the run's `io/decisions.jsonl`. Without a decider (untrusted, down), it
+ * says why once and prints the detention facts alone. Returns the exit code.
+ */
+export async function runWhy(o: WhyOptions): Promise<number> {
+  const paths = runPaths(o.repo, o.ticket, o.env);
+  if (!existsSync(paths.io)) throw new UserError(`no run of ${o.ticket} in ${paths.dir}: run it first (chalk run)`);
+  const facts = await readDetention(paths);
+  const header = facts?.reason
+    ? `${o.ticket} stopped: ${facts.reason}`
+    : `${o.ticket}: no detention recorded in ${paths.detention}`;
+  const factsOnly = async (why: string) => {
+    sayOnce(why, o.warn);
+    o.out(header);
+    for (const id of await failingTests(paths)) o.out(`  failing: ${id}`);
+    if (facts?.branch) o.out(`  work parked on ${facts.branch}`);
+    return 1;
+  };
+  const refused = o.decider.unavailable();
+  if (refused) return factsOnly(`going on without the decider: ${refused}`);
+  const runtime = runtimeFor(o.decider);
+  let decisions = 0;
+  const stopFile = runtime.observe(new JsonlDecisionSink(paths.decisions));
+  const stopCount = runtime.observe({ write: () => void decisions++ });
+  const stop = () => {
+    stopFile();
+    stopCount();
+  };
+  try {
+    const { result } = await explainDetention({
+      ticket: o.ticket,
+      paths,
+      repoRoot: o.root,
+      asker: runtime,
+      ...(o.threshold !== undefined ? { threshold: o.threshold } : {}),
+      call: { retries: 1 },
+    });
+    o.out(header);
+    if (result.selected.length === 0) {
+      o.out('  the decider selected no statement as the cause');
+    } else {
+      for (const s of result.selected) o.out(`  ${pct(s.p)}  ${s.artifact.source}: ${s.artifact.text}`);
+    }
+    o.out(`(${result.turns.length} turns, ${decisions} decisions; recorded in ${paths.decisions})`);
+    return 0;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    if (/the decision failed/.test(message)) return factsOnly(`going on without the decider: ${message}`);
+    throw err;
+  } finally {
+    stop();
+  }
+}
