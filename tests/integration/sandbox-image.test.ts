@@ -1,0 +1,72 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { extraCaBundle } from '../../plugins/sandbox-docker/image.js';
+import { dockerReachable, testSandbox } from './sandbox-helpers.js';
+
+/**
+ * The image as the agent meets it: the pinned CLI runs, the tools are there,
+ * and behind a TLS-intercepting proxy the host's extra CA is trusted by Node,
+ * git and the CLI itself.
+ */
+const available = await dockerReachable();
+
+/** Whether this host reaches the npm registry over https (with its own CA setup). */
+async function hostReachesRegistry(): Promise<boolean> {
+  try {
+    const r = await fetch('https://registry.npmjs.org/', { method: 'HEAD', signal: AbortSignal.timeout(10_000) });
+    return r.status < 500;
+  } catch {
+    return false;
+  }
+}
+const online = available && (await hostReachesRegistry());
+
+const pemBlocks = (text: string) =>
+  text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)?.map((b) => b.replace(/\s+/g, '')) ?? [];
+
+describe.skipIf(!available)('the sandbox image', () => {
+  const sandbox = testSandbox();
+
+  it('has the pinned claude CLI, bash >= 5.2, git, jq, rg and Node >= 18, and runs as non-root', async () => {
+    const r = await sandbox.runOnce([
+      'bash',
+      '-c',
+      'claude --version; echo "${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}"; git --version; jq --version; rg --version | head -1; node -p "process.versions.node.split(\'.\')[0]"; id -u',
+    ]);
+    expect(r.exitCode).toBe(0);
+    const [claude, bash, git, jq, rg, node, uid] = r.stdout.trim().split('\n');
+    expect(claude).toBe('2.1.332 (Claude Code)');
+    expect(Number(bash)).toBeGreaterThanOrEqual(5.2);
+    expect(git).toMatch(/^git version /);
+    expect(jq).toMatch(/^jq-/);
+    expect(rg).toMatch(/^ripgrep /);
+    expect(Number(node)).toBeGreaterThanOrEqual(18);
+    expect(uid).not.toBe('0');
+  });
+
+  const ca = extraCaBundle();
+  it.skipIf(!ca)("trusts every certificate of the host's extra CA bundle", async () => {
+    const r = await sandbox.runOnce(['cat', '/etc/ssl/certs/ca-certificates.crt']);
+    const inImage = new Set(pemBlocks(r.stdout));
+    const fromHost = pemBlocks(readFileSync(ca as string, 'utf8'));
+    expect(fromHost.length).toBeGreaterThan(0);
+    expect(fromHost.filter((b) => !inImage.has(b))).toEqual([]);
+  });
+
+  it.skipIf(!online)('reaches https through the same network path as the host: Node, git and the CLI', async () => {
+    const r = await sandbox.runOnce([
+      'bash',
+      '-c',
+      'node -e \'fetch("https://registry.npmjs.org/",{method:"HEAD"}).then(r=>console.log("node",r.status),e=>console.log("node-error",e.cause?.code))\'; ' +
+        'git ls-remote https://registry.npmjs.org/chalk-no-such-repo 2>&1 | head -1',
+    ]);
+    expect(r.stdout).toMatch(/^node [1-4]\d\d$/m);
+    expect(r.stdout).not.toMatch(/certificate|SSL/i);
+    // The CLI's own HTTP client: a registry is no model API, but an HTTP error proves TLS worked.
+    const cli = await testSandbox({
+      env: { ANTHROPIC_API_KEY: 'sk-ant-test-dummy', ANTHROPIC_BASE_URL: 'https://registry.npmjs.org' },
+    }).runOnce(['claude', '-p', 'hi', '--output-format', 'json'], { timeoutMs: 90_000 });
+    const result = JSON.parse(cli.stdout) as { result?: string };
+    expect(result.result).toMatch(/API Error: [1-4]\d\d/);
+  });
+});
