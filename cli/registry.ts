@@ -50,6 +50,7 @@ export const COMMANDS: CommandEntry[] = [
   entry(['status'], 'Work', 'chalk status [--json]', () => import('./status.js')),
   entry(['run'], 'Work', 'chalk run [--detach]', () => import('./run.js')),
   entry(['check'], 'Work', 'chalk check', () => import('./check.js')),
+  entry(['demo'], 'Work', 'chalk demo [--dir DIR]', () => import('./demo.js')),
   entry(['sandbox', 'build'], 'Setup', 'chalk sandbox build [--force]', () => import('./sandbox-build.js')),
   entry(['cleanup'], 'Failure lifecycle', 'chalk cleanup [--all]', () => import('./cleanup.js')),
   entry(['logs'], 'Work', 'chalk logs TICKET [-f]', () => import('./logs.js')),

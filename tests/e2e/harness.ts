@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import type pg from 'pg';
 import { run } from '../../core/process/run.js';
 import { runPaths } from '../../core/run/layout.js';
+import { type CallKind, callKind, promptOf } from '../../demo/call-kind.js';
 import * as s from '../fakes/model-script.js';
 import { type ModelServer, startModelServer } from '../fakes/model-server.js';
 import { CHALK_BIN, tempDir } from '../helpers/cli.js';
@@ -31,18 +32,7 @@ export async function e2eAvailable(): Promise<boolean> {
 
 // --- the scripted agent -------------------------------------------------------
 
-export type CallKind = 'loop' | 'spec' | 'review' | 'lesson' | 'other';
-
-/** Which call a CLI session is, from the schema of its StructuredOutput tool. */
-export function callKind(tools: { name: string; input_schema?: unknown }[] | undefined): CallKind {
-  const so = tools?.find((t) => t.name === 'StructuredOutput') as { input_schema?: { properties?: object } };
-  const props = Object.keys(so?.input_schema?.properties ?? {});
-  if (props.includes('status')) return 'loop';
-  if (props.includes('problems')) return 'spec';
-  if (props.includes('findings')) return 'review';
-  if (props.includes('lesson')) return 'lesson';
-  return 'other';
-}
+export { type CallKind, callKind };
 
 export interface Scripts {
   /** One script per loop call, in order. */
@@ -271,13 +261,8 @@ export async function startRig(): Promise<Rig> {
   const defaults = { spec: specPass, review: reviewPass };
   const model = await startModelServer({
     pick: (req) => {
-      const kind = callKind(req.tools as { name: string; input_schema?: unknown }[]);
-      const first = req.messages.find((m) => m.role === 'user');
-      const prompt =
-        typeof first?.content === 'string'
-          ? first.content
-          : (first?.content ?? []).map((b) => (b.type === 'text' ? (b as { text: string }).text : '')).join('\n');
-      seen.push({ kind, prompt });
+      const kind = callKind(req);
+      seen.push({ kind, prompt: promptOf(req) });
       if (kind === 'loop') return queues.loop.shift() ?? [s.say('the scripted model has no loop script left')];
       if (kind === 'spec' || kind === 'review') return queues[kind].shift() ?? defaults[kind]();
       return [s.say(`the scripted model has no script for a ${kind} call`)];
