@@ -16,7 +16,7 @@ export default class DeciderStatusCommand extends Command {
       `decider   ${decider.entry.url} (${decider.name}, ${describeLimit(decider.entry.limit)}, context ${decider.entry.maxContextTokens} tokens)`,
     );
     out(`mode      CHALK_DECIDER=${config.str('CHALK_DECIDER')}, threshold ${config.str('CHALK_DECIDER_THRESHOLD')}`);
-    const h = await decider.health();
+    const h = await decider.health().finally(() => decider.close?.());
     if (h.status === 'untrusted') {
       out(`health    not checked: ${h.detail}`);
       for (const line of whatItReceives()) out(`  ${line}`);

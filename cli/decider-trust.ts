@@ -1,5 +1,5 @@
 import { Command, Option } from 'clipanion';
-import { displayUrl, isLocalUrl, trust, whatItReceives } from '../core/decision/trust.js';
+import { isLocalUrl, trust, trustKey, whatItReceives } from '../core/decision/trust.js';
 
 export default class DeciderTrustCommand extends Command {
   static override paths = [['decider', 'trust']];
@@ -10,7 +10,7 @@ export default class DeciderTrustCommand extends Command {
 
   async execute(): Promise<number> {
     const out = (l: string) => this.context.stdout.write(`${l}\n`);
-    const shown = displayUrl(this.url);
+    const shown = trustKey(this.url); // refuses what is not an http(s) URL before printing anything
     if (isLocalUrl(this.url)) {
       out(`${shown} is on this machine: it needs no trust.`);
       return 0;

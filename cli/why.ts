@@ -22,13 +22,18 @@ export default class WhyCommand extends Command {
       if (!ticket) throw new UserError('name the ticket: chalk why TICKET (the current branch names none)');
     }
     if (!TICKET_RE.test(ticket)) throw new UserError(`'${ticket}' is not a ticket key (e.g. PROJ-123)`);
-    return runWhy({
-      repo: await repoName(root),
-      root,
-      ticket,
-      decider: kernel.resolve(Tokens.Decider),
-      out: (l) => this.context.stdout.write(`${l}\n`),
-      warn: (l) => log.warn(l),
-    });
+    const decider = kernel.resolve(Tokens.Decider);
+    try {
+      return await runWhy({
+        repo: await repoName(root),
+        root,
+        ticket,
+        decider,
+        out: (l) => this.context.stdout.write(`${l}\n`),
+        warn: (l) => log.warn(l),
+      });
+    } finally {
+      await decider.close?.();
+    }
   }
 }

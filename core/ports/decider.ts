@@ -44,4 +44,6 @@ export interface Decider extends DecisionClient {
   unavailable(): string | null;
   /** Health per the protocol page: `/health`, else one probe when it answers 404/405. */
   health(opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<HealthReport>;
+  /** Closes the connections it keeps (so a command exits at once). */
+  close?(): Promise<void>;
 }
