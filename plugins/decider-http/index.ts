@@ -3,7 +3,9 @@ import { DEFAULT_CONTEXT_TOKENS, DEFAULT_LIMIT, type DeciderEntry, parseLimit } 
 import { displayUrl, untrustedReason } from '../../core/decision/trust.js';
 import { UserError } from '../../core/errors.js';
 import type { Plugin } from '../../core/kernel/kernel.js';
+import { Tokens } from '../../core/kernel/tokens.js';
 import { HttpDecider } from './client.js';
+import { deciderChecks } from './doctor.js';
 
 /** Optional keys a later configuration may declare; absent keys take the defaults. */
 const LIMIT_KEY = 'CHALK_DECIDER_LIMIT';
@@ -50,6 +52,7 @@ const plugin: Plugin = {
   register(kernel) {
     kernel.offer('Decider', 'http', { useFactory: () => httpDeciderFromConfig(kernel.config) });
     kernel.select('Decider', (_config, offered) => (offered.includes('http') ? 'http' : (offered[0] ?? 'http')));
+    kernel.checks.push(...deciderChecks(kernel.config, () => kernel.resolve(Tokens.Decider)));
   },
 };
 export default plugin;
