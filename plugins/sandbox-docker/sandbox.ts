@@ -59,7 +59,7 @@ export class DockerSandbox implements Sandbox, OneShotRunner {
     return ensureImage(this.opts.image, { onLine: (l) => this.opts.log?.debug(l) });
   }
 
-  async removeLeftovers(filter: { repo: string; ticket?: string }): Promise<string[]> {
+  async removeLeftovers(filter: { repo: string; ticket?: string; kind?: string }): Promise<string[]> {
     const d = await docker();
     const found = await d.listContainers({ all: true, filters: { label: labelFilter(filter) } });
     const removed: string[] = [];
@@ -77,8 +77,9 @@ export class DockerSandbox implements Sandbox, OneShotRunner {
   async open(spec: SandboxSpec): Promise<SandboxSession> {
     const d = await docker();
     const name = containerName(spec);
-    // The next run of a ticket removes what a killed run left behind.
-    await this.removeLeftovers({ repo: spec.repo, ticket: spec.ticket });
+    // The next run of a ticket removes what a killed run left behind (only its own kind:
+    // opening a `distill` sandbox leaves the ticket's run sandbox alone).
+    await this.removeLeftovers({ repo: spec.repo, ticket: spec.ticket, kind: spec.suffix || 'run' });
     await d
       .getContainer(name)
       .remove({ force: true })

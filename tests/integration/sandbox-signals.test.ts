@@ -86,4 +86,19 @@ describe.skipIf(!available)('signals and leftovers', () => {
     expect(await sandbox.removeLeftovers({ repo: repoName })).toEqual([session.name]);
     expect(await labelledContainers({ repo: repoName })).toEqual([]);
   });
+
+  it("a second sandbox of the ticket (distill) leaves the run's sandbox alone", async () => {
+    const sandbox = testSandbox({ handleSignals: false });
+    const repoName = repo.spec().repo;
+    const runBox = await sandbox.open(repo.spec({ ticket: 'SIG-4' }));
+    const distill = await sandbox.open(repo.spec({ ticket: 'SIG-4', suffix: 'distill' }));
+    expect(distill.name).toBe(`${runBox.name}-distill`);
+    const again = await sandbox.open(repo.spec({ ticket: 'SIG-4', runId: 'SIG-4-again' }));
+    expect((await labelledContainers({ repo: repoName, ticket: 'SIG-4' })).sort()).toEqual(
+      [again.name, distill.name].sort(),
+    );
+    await again.stop();
+    await distill.stop();
+    expect(await labelledContainers({ repo: repoName, ticket: 'SIG-4' })).toEqual([]);
+  });
 });

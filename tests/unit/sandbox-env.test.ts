@@ -88,7 +88,12 @@ describe('sandbox container shape', () => {
     expect(JSON.stringify(o)).not.toContain('docker.sock');
     expect(o.HostConfig?.Tmpfs?.['/work']).toBe('rw,exec,mode=1777,size=2g');
     expect(o.HostConfig?.ExtraHosts).toEqual(['host.docker.internal:host-gateway']);
-    expect(o.Labels).toEqual({ 'chalk.repo': 'my repo', 'chalk.ticket': 'PROJ-7', 'chalk.run': 'PROJ-7-1' });
+    expect(o.Labels).toEqual({
+      'chalk.repo': 'my repo',
+      'chalk.ticket': 'PROJ-7',
+      'chalk.run': 'PROJ-7-1',
+      'chalk.kind': 'run',
+    });
     expect(o.User).toBe('1000:1000');
   });
 });
