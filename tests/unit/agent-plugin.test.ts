@@ -136,12 +136,15 @@ describe('hostAgentHost', () => {
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 100);
     const started = Date.now();
-    await expect(hostAgentHost.exec('sleep 10', { signal: ac.signal })).rejects.toThrow();
+    await expect(hostAgentHost.exec('sleep 10; echo late', { signal: ac.signal })).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
-  it('times a command out', async () => {
-    const r = await hostAgentHost.exec('sleep 10', { timeoutMs: 100 });
+  it('times a command out, ending what it started too', async () => {
+    const started = Date.now();
+    const r = await hostAgentHost.exec('sleep 10; echo late', { timeoutMs: 100 });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(r.stdout).toBe('');
     expect(r.timedOut).toBe(true);
     expect(r.exitCode).not.toBe(0);
   });
