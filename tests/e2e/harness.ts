@@ -312,13 +312,18 @@ export interface ChalkOptions {
   timeoutMs?: number;
 }
 
-/** The environment of a scenario's chalk: the rig's, the fakes on PATH, and settings for speed. */
-export function chalkEnv(rig: Rig, sc: Scenario, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+/** This process's environment without any CHALK_* or ANTHROPIC_* setting. */
+export function cleanEnv(): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env))
-    if (!k.startsWith('CHALK_') && !k.startsWith('ANTHROPIC_')) base[k] = v;
+    if (!k.startsWith('CHALK_') && !k.startsWith('ANTHROPIC_') && k !== 'CLAUDE_CODE_OAUTH_TOKEN') base[k] = v;
+  return base;
+}
+
+/** The environment of a scenario's chalk: the rig's, the fakes on PATH, and settings for speed. */
+export function chalkEnv(rig: Rig, sc: Scenario, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   return {
-    ...base,
+    ...cleanEnv(),
     ...rig.env,
     NO_COLOR: '1',
     PATH: `${sc.forge.binDir}:${process.env.PATH ?? ''}`,
@@ -337,11 +342,19 @@ export function chalkEnv(rig: Rig, sc: Scenario, extra: Record<string, string | 
 
 /** Runs the built `chalk` with `args` in the scenario's repository. */
 export function chalk(rig: Rig, sc: Scenario, args: string[], opts: ChalkOptions = {}): Promise<ChalkRun> {
+  return runCli(args, { ...opts, cwd: sc.root, env: chalkEnv(rig, sc, opts.env), ticket: sc.ticket });
+}
+
+/** Runs the built `chalk` in `cwd` with exactly `env`; `lines` are those prefixed `[ticket] `. */
+export function runCli(
+  args: string[],
+  opts: Omit<ChalkOptions, 'env'> & { cwd: string; env: NodeJS.ProcessEnv; ticket: string },
+): Promise<ChalkRun> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CHALK_BIN, ...args], {
-      cwd: sc.root,
-      env: chalkEnv(rig, sc, opts.env),
+      cwd: opts.cwd,
+      env: opts.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -360,7 +373,7 @@ export function chalk(rig: Rig, sc: Scenario, args: string[], opts: ChalkOptions
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      const prefix = `[${sc.ticket}] `;
+      const prefix = `[${opts.ticket}] `;
       const lines = stdout
         .split('\n')
         .filter((l) => l.startsWith(prefix))
