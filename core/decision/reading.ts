@@ -24,14 +24,14 @@ export class DecisionReadError extends Error {
 }
 
 export function readNoul(a: Answer | undefined, threshold = 0): NoulReading {
-  if (!a || a.type !== 'noul') return { answer: 'unknown', confidence: null, p: null };
+  if (a?.type !== 'noul') return { answer: 'unknown', confidence: null, p: null };
   const confidence = Math.max(a.noul, 1 - a.noul);
   if (confidence < threshold) return { answer: 'unknown', confidence, p: a.noul };
   return { answer: a.noul >= 0.5 ? 'yes' : 'no', confidence, p: a.noul };
 }
 
 export function readChoice(a: Answer | undefined, threshold = 0): ChoiceReading {
-  if (!a || a.type !== 'choice') return { answer: null, known: false, confidence: null };
+  if (a?.type !== 'choice') return { answer: null, known: false, confidence: null };
   const c = a as ChoiceAnswer;
   const probabilities = c.probabilities ? { probabilities: c.probabilities } : {};
   if (c.confidence < threshold) return { answer: null, known: false, confidence: c.confidence, ...probabilities };
@@ -39,7 +39,7 @@ export function readChoice(a: Answer | undefined, threshold = 0): ChoiceReading 
 }
 
 export function readScore(a: Answer | undefined, threshold = 0): ScoreReading {
-  if (!a || a.type !== 'score') return { answer: null, known: false, confidence: null };
+  if (a?.type !== 'score') return { answer: null, known: false, confidence: null };
   const s = a as ScoreAnswer;
   if (s.confidence < threshold) return { answer: null, known: false, confidence: s.confidence };
   return { answer: s.score, known: true, confidence: s.confidence };

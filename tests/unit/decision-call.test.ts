@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { Admission } from '../../core/decision/admission.js';
-import { DecisionCall } from '../../core/decision/call.js';
 import { encodeRequest } from '../../core/decision/codec.js';
 import type { AdmissionLimit, DeciderEntry } from '../../core/decision/entry.js';
 import { parseLimit } from '../../core/decision/entry.js';

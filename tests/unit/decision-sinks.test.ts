@@ -64,7 +64,12 @@ describe('decision sinks', () => {
     ]);
     const written: StoreRow[][] = [];
     const sink = new StoreDecisionSink(
-      { record: async (rows) => (written.push(rows), rows.length) },
+      {
+        record: async (rows) => {
+          written.push(rows);
+          return rows.length;
+        },
+      },
       { threshold: 0.9, mode: 'on' },
     );
     await sink.write(record({ tags: { kind: 'why' } }));

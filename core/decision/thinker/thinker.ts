@@ -239,7 +239,7 @@ export class DecisionThinker<I extends Artifact, O extends Artifact> {
 
   private winner(decision: Decision, id: string, t: number): ChoiceAnswer {
     const a = decision.raw(id) as Answer | undefined;
-    if (!a || a.type !== 'choice') throw new ThinkerError(`turn ${t}: the decider left '${id}' unanswered`);
+    if (a?.type !== 'choice') throw new ThinkerError(`turn ${t}: the decider left '${id}' unanswered`);
     return a;
   }
 
