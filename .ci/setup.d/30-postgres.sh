@@ -19,15 +19,22 @@ for _ in $(seq 1 30); do
   sleep 1
 done
 pg_isready -q -h 127.0.0.1 -p "$port"
-pw=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+# One random password per machine, kept (root-only) so that running this step again does not
+# change it under tests that are already running.
+pwfile=/var/lib/postgresql/chalk_test.password
+if [ ! -s "$pwfile" ]; then
+  (umask 077; head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$pwfile")
+fi
+pw=$(cat "$pwfile")
 su postgres -c "psql -X -q -p $port -v ON_ERROR_STOP=1" <<SQL
 DO \$\$ BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'chalk_test') THEN CREATE ROLE chalk_test LOGIN; END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'chalk_test') THEN CREATE ROLE chalk_test LOGIN CREATEDB; END IF;
 END \$\$;
-ALTER ROLE chalk_test PASSWORD '$pw';
+ALTER ROLE chalk_test CREATEDB PASSWORD '$pw';
 SELECT 'CREATE DATABASE chalk_test OWNER chalk_test' WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'chalk_test') \gexec
 SQL
-# pg_trgm is in postgresql-contrib (part of Debian's postgresql-15 package); CREATE EXTENSION
-# needs a superuser or a trusted extension: pg_trgm is trusted since Postgres 13.
+# The store tests create one database per test file (CREATEDB); pg_trgm ships with Debian's
+# postgresql-15 and is a trusted extension, so the database owner may create it. No pgvector:
+# this is the "plain server" case (embeddings as real[], semantic recall off).
 echo "export CHALK_TEST_PG_URL=postgresql://chalk_test:$pw@127.0.0.1:$port/chalk_test" >>"$CHALK_CI_ENV"
 echo "postgres $ver/$cluster on 127.0.0.1:$port, database chalk_test"

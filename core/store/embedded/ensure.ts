@@ -43,6 +43,12 @@ function lastLogLine(file: string): string {
   }
 }
 
+/** The long-lived server gets only what it needs from the environment: none of the caller's tokens. */
+function daemonEnv(): NodeJS.ProcessEnv {
+  const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ'];
+  return Object.fromEntries(keep.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]]));
+}
+
 export interface EnsureResult {
   /** Whether this call started the server. */
   started: boolean;
@@ -83,8 +89,9 @@ export async function ensureEmbedded(paths: EmbeddedPaths, timeoutMs: number): P
         const out = openSync(paths.logFile, 'a', 0o600);
         child = spawn(process.execPath, [daemonEntry(), paths.dir], {
           detached: true,
+          cwd: paths.dir,
           stdio: ['ignore', out, out],
-          env: { ...process.env, NODE_OPTIONS: '' },
+          env: daemonEnv(),
         });
         closeSync(out);
         child.once('exit', (code) => {
