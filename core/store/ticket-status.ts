@@ -89,7 +89,7 @@ export async function ticketStatus(opts: {
     const pid = readPid(runPaths(opts.repo, ticket, env).pid);
     const dirTime = dirs.get(ticket) ?? null;
     const dbTime = s?.lastActiveAt ?? null;
-    const last = dirTime && dbTime ? (dirTime > dbTime ? dirTime : dbTime) : (dirTime ?? dbTime);
+    const last = dirTime && dbTime ? new Date(Math.max(dirTime.getTime(), dbTime.getTime())) : (dirTime ?? dbTime);
     const known = databaseError === null;
     return {
       ticket,

@@ -80,7 +80,9 @@ export async function ensureEmbedded(paths: EmbeddedPaths, timeoutMs: number): P
     while (Date.now() < deadline) {
       if (await probe(paths.socket)) return { started: child !== null, pid: readPid(paths.pidFile) };
       if (exited !== null) {
-        throw new UserError(`the embedded database server exited (${lastLogLine(paths.logFile)}); log: ${paths.logFile}`);
+        throw new UserError(
+          `the embedded database server exited (${lastLogLine(paths.logFile)}); log: ${paths.logFile}`,
+        );
       }
       // A live pid without a socket is a server still opening its data: wait for it. Else start one.
       const running = readPid(paths.pidFile);
