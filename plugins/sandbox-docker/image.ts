@@ -119,14 +119,17 @@ export async function buildSandboxImage(opts: BuildOptions = {}): Promise<boolea
         stream,
         (err: Error | null, events: Array<{ error?: string; errorDetail?: { message?: string } }>) => {
           const failed = err?.message ?? events.find((e) => e.error)?.error;
-          if (failed) {
-            const lines = tail.slice(-5).join(' | ');
-            reject(
+          if (!failed) return resolve();
+          const first = failed.split('\n')[0] ?? failed;
+          if (/ FROM /.test(tail[tail.length - 1] ?? '')) {
+            return reject(
               new UserError(
-                `sandbox image build failed: ${failed.split('\n')[0]}${lines ? ` (last output: ${lines})` : ''}`,
+                `sandbox image build failed: the base image ${ctx.base} could not be pulled (${first}); set CHALK_SANDBOX_BASE to a local Debian-based image (share/sandbox/make-base-image.sh makes one)`,
               ),
             );
-          } else resolve();
+          }
+          const lines = tail.slice(-5).join(' | ');
+          reject(new UserError(`sandbox image build failed: ${first}${lines ? ` (last output: ${lines})` : ''}`));
         },
         (event: { stream?: string }) => {
           for (const line of (event.stream ?? '').split('\n')) {

@@ -59,6 +59,14 @@ describe.skipIf(!available)('sandbox commands', () => {
     },
   );
 
+  it('a base image that cannot be had fails in one line that names CHALK_SANDBOX_BASE', async () => {
+    const env = { ...process.env, CHALK_SANDBOX_BASE: 'chalk-no-such-base:missing' };
+    await expect(buildSandboxImage({ tag: 'chalk-sandbox:never-built', env })).rejects.toThrow(
+      /base image chalk-no-such-base:missing could not be pulled .*set CHALK_SANDBOX_BASE/,
+    );
+    expect(await inspectImage('chalk-sandbox:never-built')).toBeNull();
+  });
+
   it.skipIf(!baseThere)('chalk sandbox build reports an up-to-date image without rebuilding', () => {
     const r = chalk(['sandbox', 'build'], tmpdir());
     expect(r.stderr).toBe('');
