@@ -124,6 +124,20 @@ describe.skipIf(!available)('the agent driver with the real CLI in the sandbox i
     expect(model.violations).toEqual([]);
   });
 
+  it.each([
+    ['spec-check', { verdict: 'fail', problems: [{ checkpoint: '2', problem: 'vague', suggestion: 'split it' }] }],
+    ['distill', { lesson: 'When the cache is cold, warm it first, because tests time out.', scope: 'repo' }],
+    ['plan', { workstreams: [{ ticket: 'EPIC-2', title: 'Parser', context: 'c', checkpoints: ['parse a'] }] }],
+  ] as const)('takes a %s answer through the schema the CLI was given', async (kind, value) => {
+    model.enqueue([s.answer(value)]);
+    const before = model.requests.length;
+    const r = await agent.call(kind, `a ${kind} call`, where(box));
+    expect(r.status).toBe('ok');
+    expect(r.answer).toEqual(value);
+    // The CLI accepted the answer against our schema the first time: one agent turn, no retry.
+    expect(model.requests.slice(before).filter((q) => q.body?.tools?.length)).toHaveLength(1);
+  });
+
   it('has risky actions refused in auto mode through a gateway, and points at chalk doctor', async () => {
     // Auto mode's safety check asks the model at ANTHROPIC_BASE_URL; the fake
     // is no classifier, so every checked action is refused, as through a gateway.
