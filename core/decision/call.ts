@@ -12,6 +12,8 @@ import { estimateTokens } from './tokens.js';
 
 /** Upstream retries a call gets unless told otherwise (Chalk's loop questions pass 0: never retry within a loop). */
 export const DEFAULT_RETRIES = 3;
+/** The budget of Chalk's loop questions: never retry within a loop. */
+export const LOOP_RETRIES = 0;
 /** How long a call may take when no deadline is given. */
 export const DEFAULT_TIMEOUT_MS = 60_000;
 /** The first backoff window; each retry doubles it, up to MAX_BACKOFF_MS. */

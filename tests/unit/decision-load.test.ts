@@ -65,4 +65,28 @@ describe('decision load', () => {
     expect(elapsed).toBeGreaterThanOrEqual(seconds * 1000 * 0.95);
     expect(elapsed).toBeLessThan(seconds * 1000 * 3);
   });
+
+  it('a server that dies mid-run: every call settles, failures are classified, a restarted server answers again', async () => {
+    const { rt, records, f } = await setup({ kind: 'concurrency', maxConcurrent: 4 }, 40);
+    const port = f.port;
+    let stopping: Promise<void> | null = null;
+    f.script = (r, n) => {
+      if (n === 5) stopping = f.stop();
+      return { body: answerAll(r, 0.9), delayMs: 40 };
+    };
+    const decisions = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => rt.decide(req(i), { retries: 0, deadline: Date.now() + 30_000 })),
+    );
+    await stopping;
+    const failed = decisions.filter((d) => !d.ok);
+    expect(failed.length).toBeGreaterThan(0);
+    for (const d of failed) expect(['unreachable', 'server', 'invalid']).toContain(d.failure?.kind);
+    expect(records).toHaveLength(40);
+    fake = await new FakeDecider({ script: (r) => ({ body: answerAll(r, 0.9) }) }).start(port);
+    const again = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => rt.decide(req(100 + i), { retries: 2, backoffMs: 20 })),
+    );
+    expect(again.every((d) => d.ok)).toBe(true);
+    expect(fake.served).toBe(10);
+  });
 });
