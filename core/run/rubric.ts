@@ -71,7 +71,10 @@ export async function takeFingerprint(
   rubric: RubricRun,
   reportPath: string,
 ): Promise<Fingerprint> {
-  const exclude = [notesFile(ctx.ticket), ...(reportPath !== '' ? [reportPath] : [])];
+  // git refuses a pathspec naming an ignored file, and an ignored report is outside the tree anyway.
+  const reportTracked =
+    reportPath !== '' && (await session.exec(`git check-ignore -q -- ${quote(reportPath)}`)).exitCode !== 0;
+  const exclude = [notesFile(ctx.ticket), ...(reportTracked ? [reportPath] : [])];
   const treeId = (await session.treeId(exclude)) ?? '';
   return rubric.exitCode === 0
     ? fingerprintPass(treeId)

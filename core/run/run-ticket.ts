@@ -10,6 +10,7 @@ import type { RunDeps } from './deps.js';
 import { DETENTION_EXIT, type DetainInput, detain } from './detention.js';
 import { DETENTION_KINDS, type DetentionKind, reasons } from './detention-reasons.js';
 import { graduate } from './graduation.js';
+import { CallTracker, recordOnSignal, trackingAgent } from './interrupt.js';
 import { runLoop } from './loop-step.js';
 import { afterFailedReview, afterLoop, chooseMode, type Limits, LoopState, reviewDue, startLoop } from './policy.js';
 import { finalReview } from './review.js';
@@ -63,25 +64,30 @@ async function recallLessons(ctx: RunContext, deps: RunDeps, text: string, log: 
  * ticked, the final review, and graduation, or detention. The sandbox is
  * removed and the claim released on every way out.
  */
-export async function runTicket(deps: RunDeps, opts: RunTicketOptions): Promise<RunResult> {
-  const ctx = opts.ctx ?? (await resolveContext({ root: opts.root, config: deps.config, env: deps.env }));
+export async function runTicket(given: RunDeps, opts: RunTicketOptions): Promise<RunResult> {
+  const ctx = opts.ctx ?? (await resolveContext({ root: opts.root, config: given.config, env: given.env }));
+  const tracker = new CallTracker();
+  const deps: RunDeps = { ...given, agent: trackingAgent(given.agent, tracker, () => given.clock.now().getTime()) };
   const log = deps.log.child(`[${ctx.ticket}] `);
   const release = claim(ctx.paths, ctx.ticket);
   const runId = `${ctx.ticket}-${Math.floor(deps.clock.now().getTime() / 1000)}`;
   let session: SandboxSession | null = null;
+  let unhook = () => {};
   try {
     await startServices(deps, log);
     const opened = await openSandbox(ctx, deps, log, runId);
     session = opened.session;
+    unhook = recordOnSignal(ctx, deps, tracker, runId);
     await runSetup(ctx, session, deps.config.str('CHALK_SETUP_CMD'), log);
     if (deps.config.bool('CHALK_SPEC_CHECK')) {
       const check = await specCheck(ctx, deps, session, log, { runId, signal: opts.signal });
       if (check === 'fail') return { ctx, outcome: { kind: 'spec-blocked' }, exitCode: SPEC_BLOCKED_EXIT };
     }
-    const outcome = await loops(ctx, deps, session, opened.base, runId, log, opts.signal);
+    const outcome = await loops(ctx, deps, session, opened.base, runId, log, tracker, opts.signal);
     const exitCode = outcome.kind === 'detained' ? DETENTION_EXIT : 0;
     return { ctx, outcome, exitCode };
   } finally {
+    unhook();
     if (session) await session.stop().catch(() => undefined);
     release();
   }
@@ -94,6 +100,7 @@ async function loops(
   startBase: string,
   runId: string,
   log: Log,
+  tracker: CallTracker,
   signal?: AbortSignal,
 ): Promise<RunOutcome> {
   const limits = limitsFrom(deps);
@@ -122,6 +129,7 @@ async function loops(
     const mode = chooseMode(open, state.feedback);
     const loop = startLoop(state, limits, open);
     if (typeof loop !== 'number') return park(loop);
+    tracker.loop = loop;
 
     const r = await runLoop(
       ctx,
