@@ -30,7 +30,7 @@ const settings: AgentSettings = {
 const agent = new ClaudeAgent(settings);
 const where = (c: SandboxSession) => ({ where: c, systemPromptFile: '/chalk/system.md', cwd: '/work/repo' });
 
-describe.skipIf(!available)('the agent driver with the real CLI in the sandbox image', () => {
+describe.skipIf(!available)('the agent driver with the real CLI in the sandbox image', { timeout: 180_000 }, () => {
   let model: ModelServer;
   let repo: TestRepo;
   let sandbox: DockerSandbox;

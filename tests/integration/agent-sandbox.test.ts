@@ -24,7 +24,7 @@ const agent = new ClaudeAgent({
   reviewModel: '',
 });
 
-describe.skipIf(!available)('the agent in a real sandbox', () => {
+describe.skipIf(!available)('the agent in a real sandbox', { timeout: 180_000 }, () => {
   let model: ModelServer;
   beforeAll(async () => {
     model = await startModelServer();
