@@ -62,6 +62,11 @@ export class Admission {
     return null;
   }
 
+  /** A grant now, without waiting, when nobody is in line and there is room; null otherwise. */
+  tryAcquire(demand: number): Grant | null {
+    return this.line.length === 0 ? this.take(demand) : null;
+  }
+
   /** Waits in line for one permit (concurrency) or `demand` tokens (window). */
   acquire(demand: number, opts: WaitOptions = {}): Promise<Grant> {
     const refused = this.refuses(demand);

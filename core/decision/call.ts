@@ -50,7 +50,8 @@ export interface CallContext {
   entry: DeciderEntry;
   client: DecisionClient;
   admission: Admission;
-  emit(record: DecisionRecord): Promise<void>;
+  /** Writes the call's one record; a promise when some sink is asynchronous. */
+  emit(record: DecisionRecord): Promise<void> | undefined;
 }
 
 /**
@@ -120,7 +121,7 @@ export class DecisionCall {
     const latencyMs = Math.round((performance.now() - t0) * 10) / 10;
     const final = new Decision(request, decision.response, decision.failure, latencyMs);
     if (final.failure) final.failure.attempts = attempts;
-    await this.ctx.emit({
+    const written = this.ctx.emit({
       id: randomUUID(),
       at: new Date(started).toISOString(),
       entry: this.ctx.entry.id,
@@ -136,6 +137,7 @@ export class DecisionCall {
       retries,
       tags: { ...(this.opts.tags ?? {}) },
     });
+    if (written) await written;
     return final;
   }
 
@@ -158,16 +160,18 @@ export class DecisionCall {
       );
     }
     for (let n = 1; ; n++) {
-      let grant: Awaited<ReturnType<Admission['acquire']>>;
-      try {
-        grant = await admission.acquire(req.demand.count, {
-          deadline,
-          ...(signal ? { signal } : {}),
-          ...(this.opts.maxWaitMs !== undefined ? { maxWaitMs: this.opts.maxWaitMs } : {}),
-        });
-      } catch (err) {
-        if (err instanceof DecisionFailure) return failed(err);
-        throw err;
+      let grant = n === 1 && !signal?.aborted && Date.now() < deadline ? admission.tryAcquire(req.demand.count) : null;
+      if (!grant) {
+        try {
+          grant = await admission.acquire(req.demand.count, {
+            deadline,
+            ...(signal ? { signal } : {}),
+            ...(this.opts.maxWaitMs !== undefined ? { maxWaitMs: this.opts.maxWaitMs } : {}),
+          });
+        } catch (err) {
+          if (err instanceof DecisionFailure) return failed(err);
+          throw err;
+        }
       }
       count(n);
       let reply: Awaited<ReturnType<DecisionClient['decide']>>;

@@ -44,16 +44,20 @@ export class DecisionRuntime {
     return this.call(request, opts).run();
   }
 
-  private async emit(record: DecisionRecord): Promise<void> {
-    await Promise.all(
-      [...this.sinks].map(async (s) => {
-        try {
-          await s.write(record);
-        } catch (err) {
-          this.onSinkError(err);
+  /** Writes the record to every sink; waits only for sinks that return a promise. */
+  private emit(record: DecisionRecord): Promise<void> | undefined {
+    let pending: Array<Promise<void>> | undefined;
+    for (const s of this.sinks) {
+      try {
+        const r = s.write(record);
+        if (r && typeof (r as Promise<void>).then === 'function') {
+          (pending ??= []).push((r as Promise<void>).catch((err) => this.onSinkError(err)));
         }
-      }),
-    );
+      } catch (err) {
+        this.onSinkError(err);
+      }
+    }
+    return pending ? Promise.all(pending).then(() => undefined) : undefined;
   }
 }
 
