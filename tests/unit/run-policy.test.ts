@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import {
+  afterFailedReview,
+  afterLoop,
+  chooseMode,
+  classifyLoop,
+  type Limits,
+  LoopState,
+  reviewDue,
+  startLoop,
+} from '../../core/run/policy.js';
+
+const limits: Limits = { maxLoops: 20, maxRetries: 2, reviewRounds: 1 };
+
+describe('mode choice', () => {
+  it.each([
+    [2, '', 'continue'],
+    [2, 'rubric failed (exit 1)\n...', 'retry'],
+    [0, '', 'fix-review'],
+    [0, 'rubric failed (exit 1)', 'fix-review'],
+  ] as const)('open %i, feedback %j: %s', (open, feedback, mode) => {
+    expect(chooseMode(open, feedback)).toBe(mode);
+  });
+
+  it('reviews only when nothing is open and no findings wait', () => {
+    const s = new LoopState();
+    expect(reviewDue(1, s)).toBe(false);
+    expect(reviewDue(0, s)).toBe(true);
+    s.findings = '- [blocker] a.ts: wrong';
+    expect(reviewDue(0, s)).toBe(false);
+  });
+});
+
+describe("classification of a loop's end", () => {
+  const base = { mode: 'continue' as const, agentStatus: 'ok', rubricExit: 0, openBefore: 2, openAfter: 1 };
+  it.each([
+    [{}, 'progressed', ''],
+    [{ openAfter: 2 }, 'passed', 'rubric passed but no checkpoint was ticked in the spec'],
+    [{ rubricExit: 1 }, 'failed', 'rubric failed (exit 1)'],
+    [{ rubricExit: 124 }, 'failed', 'rubric failed (exit 124)'],
+    // The agent's failure wins over whatever the rubric said.
+    [
+      { agentStatus: 'error_max_budget_usd', rubricExit: 0 },
+      'agent_error',
+      'agent stopped early (error_max_budget_usd)',
+    ],
+    [{ agentStatus: 'error', rubricExit: 1 }, 'agent_error', 'agent stopped early (error)'],
+    // A green fix-review loop progresses without ticking anything.
+    [{ mode: 'fix-review', openBefore: 0, openAfter: 0 }, 'progressed', ''],
+    [{ mode: 'fix-review', openBefore: 0, openAfter: 0, rubricExit: 2 }, 'failed', 'rubric failed (exit 2)'],
+  ] as const)('%j ends %s', (over, ended, reason) => {
+    expect(classifyLoop({ ...base, ...over })).toEqual({ ended, reason });
+  });
+});
+
+describe('limits', () => {
+  it('detains on the loop after CHALK_MAX_LOOPS with the open count', () => {
+    const s = new LoopState();
+    const small = { ...limits, maxLoops: 2 };
+    expect(startLoop(s, small, 3)).toBe(1);
+    expect(startLoop(s, small, 3)).toBe(2);
+    expect(startLoop(s, small, 3)).toEqual({
+      kind: 'loop_limit',
+      reason: 'loop limit of 2 reached with 3 checkpoints open',
+      detail: '',
+    });
+  });
+
+  it('tolerates CHALK_MAX_RETRIES loops without progress and detains on the next, with its own kind', () => {
+    const s = new LoopState();
+    const failed = { ended: 'failed' as const, reason: 'rubric failed (exit 1)' };
+    expect(afterLoop(s, limits, failed)).toBeNull();
+    expect(afterLoop(s, limits, { ended: 'passed', reason: 'no tick' })).toBeNull();
+    expect(afterLoop(s, limits, { ended: 'agent_error', reason: 'agent stopped early (error)' })).toEqual({
+      kind: 'agent_error',
+      reason: 'agent stopped early (error)',
+      detail: '',
+    });
+  });
+
+  it('progress resets the count, the feedback and the findings', () => {
+    const s = new LoopState();
+    s.feedback = 'x';
+    s.findings = 'y';
+    afterLoop(s, limits, { ended: 'failed', reason: 'r' });
+    afterLoop(s, limits, { ended: 'failed', reason: 'r' });
+    expect(afterLoop(s, limits, { ended: 'progressed', reason: '' })).toBeNull();
+    expect([s.failures, s.feedback, s.findings]).toEqual([0, '', '']);
+    expect(afterLoop(s, limits, { ended: 'failed', reason: 'r' })).toBeNull();
+    expect(afterLoop(s, limits, { ended: 'failed', reason: 'r' })).toBeNull();
+    expect(afterLoop(s, limits, { ended: 'failed', reason: 'r' })?.kind).toBe('failed');
+  });
+
+  it('CHALK_MAX_RETRIES=0 detains on the first loop without progress', () => {
+    expect(afterLoop(new LoopState(), { ...limits, maxRetries: 0 }, { ended: 'passed', reason: 'p' })?.kind).toBe(
+      'passed',
+    );
+  });
+
+  it('a failed review goes to one fix-review round per CHALK_REVIEW_ROUNDS, then detains with the findings', () => {
+    const s = new LoopState();
+    expect(afterFailedReview(s, limits, '- [blocker] a: b')).toBeNull();
+    expect(s.findings).toBe('- [blocker] a: b');
+    s.findings = '';
+    expect(afterFailedReview(s, limits, '- [blocker] c: d')).toEqual({
+      kind: 'review',
+      reason: 'final review still finds problems after 1 fix round',
+      detail: '- [blocker] c: d',
+    });
+    expect(afterFailedReview(new LoopState(), { ...limits, reviewRounds: 0 }, 'f')?.reason).toBe(
+      'final review still finds problems after 0 fix rounds',
+    );
+  });
+});
