@@ -2,10 +2,13 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../core/config/config.js';
 import { fingerprintFailure } from '../../core/fingerprint/fingerprint.js';
-import type { AgentResult } from '../../core/ports/agent.js';
+import type { Agent, AgentResult } from '../../core/ports/agent.js';
 import { claim, refuseLiveRun } from '../../core/run/claim.js';
 import type { RunContext } from '../../core/run/context.js';
+import type { RunDeps } from '../../core/run/deps.js';
+import { CallTracker, interruptedRecord, trackingAgent } from '../../core/run/interrupt.js';
 import { runPaths } from '../../core/run/layout.js';
 import { callRecord } from '../../core/run/record.js';
 
@@ -120,5 +123,47 @@ describe('the claim on a ticket', () => {
     expect(() => claim(p, 'SHOP-7')).toThrow(/already active/);
     writeFileSync(p.pid, '999999999\n');
     expect(() => claim(p, 'SHOP-7')()).not.toThrow();
+  });
+});
+
+describe('a call cut short by a signal', () => {
+  it('is known while it runs, and becomes an interrupted row with the loop it belongs to', async () => {
+    const tracker = new CallTracker();
+    tracker.loop = 4;
+    let seen: unknown = 'unset';
+    const agent: Agent = {
+      call: async () => {
+        seen = tracker.current;
+        return result as never;
+      },
+    };
+    let t = 1_000;
+    const tracked = trackingAgent(agent, tracker, () => t);
+    await tracked.call('retry', 'p', {
+      where: { exec: async () => ({ exitCode: 0, stdout: '', stderr: '', timedOut: false }) },
+    });
+    expect(seen).toEqual({ kind: 'retry', loop: 4, startedAt: 1_000 });
+    expect(tracker.current).toBeNull();
+    await tracked.call('review', 'p', {
+      where: { exec: async () => ({ exitCode: 0, stdout: '', stderr: '', timedOut: false }) },
+    });
+    expect(seen).toMatchObject({ kind: 'review', loop: 0 });
+
+    t = 8_600;
+    const config = loadConfig({ root: null, env: { CHALK_MODEL: 'sonnet', CHALK_FP_RULES: 'on' } });
+    const deps = { config } as RunDeps;
+    const row = interruptedRecord(ctx, deps, { kind: 'retry', loop: 4, startedAt: 1_000 }, 'SHOP-7-1', t);
+    expect(row).toMatchObject({
+      loop: 4,
+      kind: 'retry',
+      agentStatus: 'interrupted',
+      progressed: false,
+      model: 'sonnet',
+      costUsd: 0,
+      budgetUsd: 1,
+      durationS: 8,
+      runId: 'SHOP-7-1',
+      fpRules: 'on',
+    });
   });
 });
