@@ -55,9 +55,9 @@ export const COMMANDS: CommandEntry[] = [
   entry(['cleanup'], 'Failure lifecycle', 'chalk cleanup [--all]', () => import('./cleanup.js')),
   entry(['logs'], 'Work', 'chalk logs TICKET [-f]', () => import('./logs.js')),
   entry(['why'], 'Failure lifecycle', 'chalk why [TICKET]', () => import('./why.js')),
-  entry(['decider', 'trust'], 'Setup', 'chalk decider trust | untrust URL | status', () => import('./decider-trust.js')),
-  entry(['decider', 'untrust'], 'Setup', 'chalk decider trust | untrust URL | status', () => import('./decider-untrust.js')),
-  entry(['decider', 'status'], 'Setup', 'chalk decider trust | untrust URL | status', () => import('./decider-status.js')),
+  entry(['decider', 'trust'], 'Setup', 'chalk decider trust | untrust URL', () => import('./decider-trust.js')),
+  entry(['decider', 'untrust'], 'Setup', 'chalk decider trust | untrust URL', () => import('./decider-untrust.js')),
+  entry(['decider', 'status'], 'Setup', 'chalk decider status', () => import('./decider-status.js')),
 ];
 
 /** The entry whose path is the longest prefix of the arguments. */

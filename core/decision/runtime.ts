@@ -51,7 +51,8 @@ export class DecisionRuntime {
       try {
         const r = s.write(record);
         if (r && typeof (r as Promise<void>).then === 'function') {
-          (pending ??= []).push((r as Promise<void>).catch((err) => this.onSinkError(err)));
+          pending ??= [];
+          pending.push((r as Promise<void>).catch((err) => this.onSinkError(err)));
         }
       } catch (err) {
         this.onSinkError(err);
