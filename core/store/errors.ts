@@ -23,7 +23,13 @@ export function connectionError(err: unknown, where: string, kind: 'embedded' | 
     '3D000': 'check the database name in CHALK_DATABASE_URL (create it first)',
     '42501': 'the user needs CREATE on the database to apply the schema',
   };
-  const hint = check[code] ?? 'check CHALK_DATABASE_URL and that the server accepts connections';
+  const hint =
+    check[code] ??
+    (/timeout/i.test(msg)
+      ? 'is the host reachable from this machine (firewall, VPN)? CHALK_DB_TIMEOUT sets the wait'
+      : /terminated unexpectedly|ECONNRESET/i.test(msg)
+        ? 'the server closed the connection: is it Postgres, and does it accept this client (pg_hba.conf; add ?sslmode=require if it needs SSL)?'
+        : 'check CHALK_DATABASE_URL and that the server accepts connections');
   // pg messages name users and databases, never passwords; strip any URL just in case.
   const safe = msg.replace(/postgres(ql)?:\/\/\S+/g, '<url>');
   return new UserError(`cannot use the Postgres server at ${where}: ${safe}; ${hint}`);

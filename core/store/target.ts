@@ -9,10 +9,14 @@ export function storeTarget(config: Config, env: NodeJS.ProcessEnv = process.env
   return url ? { kind: 'server', url } : { kind: 'embedded', paths: embeddedPaths(env) };
 }
 
-/** Seconds to wait for the database: CHALK_DB_TIMEOUT, `auto` being 120 (a first embedded start makes the database). */
+/**
+ * How long to wait for the database: CHALK_DB_TIMEOUT seconds; `auto` is 120 for the embedded
+ * server (its first start makes the database) and 15 for a server (to connect).
+ */
 export function storeTimeoutMs(config: Config): number {
   const raw = config.str('CHALK_DB_TIMEOUT');
-  return (raw === 'auto' ? 120 : Number(raw)) * 1000;
+  if (raw !== 'auto') return Number(raw) * 1000;
+  return (config.str('CHALK_DATABASE_URL') ? 15 : 120) * 1000;
 }
 
 /** host[:port]/database of a connection string: never the user's password. */
