@@ -1,6 +1,7 @@
 import type { LoopEnd } from '../fingerprint/verdict.js';
 import type { LoopKind } from '../ports/agent.js';
-import { type DetentionKind, reasons } from './detention-reasons.js';
+import { type DetentionKind, loopOutcome, reasons } from './detention-reasons.js';
+import { loopMode } from './prompt.js';
 
 /**
  * The loop's decisions, pure: which mode the next loop runs in, how a loop
@@ -40,11 +41,11 @@ export class LoopState {
 
 /**
  * The mode of the next loop: `fix-review` when every checkpoint is ticked
- * (findings are pending), `retry` after a loop without progress, else `continue`.
+ * (findings are pending), `retry` after a loop without progress, else
+ * `continue` (prompt.ts's loopMode, the one rule).
  */
 export function chooseMode(open: number, feedback: string): LoopKind {
-  if (open === 0) return 'fix-review';
-  return feedback !== '' ? 'retry' : 'continue';
+  return loopMode(open, feedback);
 }
 
 /** True when the next step is the final review: nothing open and no findings pending. */
@@ -98,10 +99,9 @@ export interface LoopEnding {
  * a checkpoint ticked, or a green fix-review loop.
  */
 export function classifyLoop(f: LoopFacts): LoopEnding {
-  if (f.agentStatus !== 'ok') return { ended: 'agent_error', reason: reasons.agentError(f.agentStatus) };
-  if (f.rubricExit !== 0) return { ended: 'failed', reason: reasons.failed(f.rubricExit) };
-  if (f.mode === 'fix-review' || f.openAfter < f.openBefore) return { ended: 'progressed', reason: '' };
-  return { ended: 'passed', reason: reasons.passed() };
+  const o = loopOutcome({ ...f, answer: null });
+  if (o.ended === 'blocked') throw new Error('a blocked loop is detained before it is classified');
+  return { ended: o.ended, reason: o.reason ?? '' };
 }
 
 /** The detention kind a loop's ending maps to when retries run out. */
