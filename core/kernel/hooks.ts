@@ -31,7 +31,15 @@ export interface RubricEvent {
   exitCode: number;
   passed: boolean;
   /** The loop's fingerprint, when computed. */
-  fingerprint?: { failingTests: string[]; firstError: string | null; treeId: string | null; hash: string | null };
+  fingerprint?: {
+    /** Empty both when none failed and when no test IDs were found: see `testsKnown`. */
+    failingTests: string[];
+    firstError: string | null;
+    treeId: string | null;
+    hash: string | null;
+    /** False when the failing tests are UNKNOWN (no report or runner output named any). */
+    testsKnown?: boolean;
+  };
 }
 
 export interface VerdictEvent {

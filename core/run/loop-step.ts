@@ -51,6 +51,7 @@ const hookFingerprint = (fp: Fingerprint | null): RubricEvent['fingerprint'] =>
         firstError: fp.firstError === '' ? null : fp.firstError,
         treeId: fp.treeId === '' ? null : fp.treeId,
         hash: fp.hash,
+        testsKnown: fp.tests !== null,
       }
     : undefined;
 
