@@ -8,15 +8,14 @@ import type { ExecOptions, ExecResult } from '../../core/ports/sandbox.js';
 export const KILL_GRACE_S = 3;
 
 /**
- * Runs the command under coreutils `timeout`, which makes itself the leader of
- * a new process group: its timeout (or our kill, sent to the group whose id is
- * recorded in /tmp/chalk-exec/<id>) ends the command and everything it started.
- * `timeout 0` means no limit.
+ * The command runs under coreutils `timeout`, which makes itself the leader of
+ * a new process group: its timeout, or our kill sent to that group, ends the
+ * command and everything it started. The shell records the group's id (its
+ * parent, `timeout`) for the kill, then runs the command (`timeout 0`: no limit).
+ * Two processes per exec: each one costs tens of milliseconds on a busy engine.
  */
-const WRAPPER =
-  'mkdir -p /tmp/chalk-exec 2>/dev/null; echo $$ >"/tmp/chalk-exec/$1"; exec timeout -k ' +
-  KILL_GRACE_S +
-  ' "$2" bash -c "$3"';
+const pidFile = (id: string) => `/tmp/.chalk-exec-${id}`;
+const RUNNER = 'echo $PPID >"/tmp/.chalk-exec-$0"; c=$1; set --; eval "$c"';
 
 function sink(onText: (s: string) => void): Writable {
   const decoder = new StringDecoder('utf8');
@@ -38,13 +37,7 @@ function sink(onText: (s: string) => void): Writable {
 async function killGroup(container: Dockerode.Container, id: string, sig: 'TERM' | 'KILL'): Promise<void> {
   try {
     const k = await container.exec({
-      Cmd: [
-        'bash',
-        '-c',
-        `p=$(cat "/tmp/chalk-exec/$1" 2>/dev/null) && kill -${sig} -- "-$p" 2>/dev/null; true`,
-        '_',
-        id,
-      ],
+      Cmd: ['bash', '-c', `p=$(cat "$1" 2>/dev/null) && kill -${sig} -- "-$p" 2>/dev/null; true`, '_', pidFile(id)],
       AttachStdout: true,
       AttachStderr: true,
     });
@@ -82,7 +75,7 @@ export async function execInContainer(
   const id = randomBytes(8).toString('hex');
   const limit = opts.timeoutMs && opts.timeoutMs > 0 ? `${(opts.timeoutMs / 1000).toFixed(3)}s` : '0';
   const exec = await container.exec({
-    Cmd: ['bash', '-c', WRAPPER, 'chalk-exec', id, limit, command],
+    Cmd: ['timeout', '-k', String(KILL_GRACE_S), limit, 'bash', '-c', RUNNER, id, command],
     AttachStdin: opts.stdin !== undefined,
     AttachStdout: true,
     AttachStderr: true,

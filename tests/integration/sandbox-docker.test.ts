@@ -150,7 +150,9 @@ describe.skipIf(!available)('sandbox-docker on the real engine', () => {
   it('an aborted exec rejects and its command dies', async () => {
     const ac = new AbortController();
     setTimeout(() => ac.abort(new Error('stop now')), 500);
-    await expect(session.exec('sleep 20', { signal: ac.signal })).rejects.toThrow('stop now');
+    const started = Date.now();
+    await expect(session.exec('sleep 20 & sleep 20', { signal: ac.signal })).rejects.toThrow('stop now');
+    expect(Date.now() - started).toBeLessThan(10_000);
     await new Promise((r) => setTimeout(r, 300));
     const sleeps = await session.exec(LIVE_SLEEPS);
     expect(sleeps.stdout.trim()).toBe('1');
