@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -41,7 +41,10 @@ export async function ensureBuilt(): Promise<void> {
  * (initdb in WASM) takes ~30 s on two busy cores, opening a copy a few seconds.
  */
 async function templateData(): Promise<string> {
-  const base = join(tmpdir(), 'chalk-test-pglite-template');
+  const pglite = JSON.parse(
+    readFileSync(join(ROOT, 'node_modules', '@electric-sql', 'pglite', 'package.json'), 'utf8'),
+  );
+  const base = join(tmpdir(), `chalk-test-pglite-template-${pglite.version}`);
   const paths = embeddedPathsIn(base);
   const done = join(base, 'ready');
   if (existsSync(done)) return paths.data;
