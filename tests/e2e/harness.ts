@@ -97,12 +97,12 @@ for t in tests/*_test.sh; do
   count=$((count + 1))
   if out=$(sh "$t" 2>&1); then
     echo "ok $t"
-    cases="$cases<testcase classname="tests" name="$name"/>"
+    cases="$cases<testcase classname='tests' name='$name'/>"
   else
     echo "FAIL $t: $out"
     status=1
     failures=$((failures + 1))
-    cases="$cases<testcase classname="tests" name="$name"><failure message="$name failed"/></testcase>"
+    cases="$cases<testcase classname='tests' name='$name'><failure message='$name failed'/></testcase>"
   fi
 done
 printf '<?xml version="1.0"?>\\n<testsuites><testsuite name="shop" tests="%s" failures="%s">%s</testsuite></testsuites>\\n' "$count" "$failures" "$cases" > .test-report.xml
