@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { Agent, type Dispatcher, request } from 'undici';
 import { DECIDE_PATH, decodeResponse, encodeRequest } from '../../core/decision/codec.js';
 import type { DeciderEntry } from '../../core/decision/entry.js';
@@ -28,23 +29,32 @@ const CONNECT_CODES = new Set([
   'UND_ERR_CLOSED',
 ]);
 
-/** One signal for the caller's abort and the time left (cheaper than AbortSignal.any + AbortSignal.timeout). */
+/**
+ * One abort source for the caller's signal and the time left. undici takes an
+ * EventEmitter as a request's signal, which costs it less per call than an
+ * AbortSignal (measured in bench/decision).
+ */
 function deadlineSignal(ms: number, caller?: AbortSignal) {
-  const ac = new AbortController();
+  const ee = new EventEmitter();
   let expired = false;
+  let aborted = false;
+  const abort = () => {
+    if (aborted) return;
+    aborted = true;
+    ee.emit('abort');
+  };
   const timer = setTimeout(() => {
     expired = true;
-    ac.abort();
+    abort();
   }, ms);
-  const onAbort = () => ac.abort();
-  caller?.addEventListener('abort', onAbort, { once: true });
-  if (caller?.aborted) ac.abort();
+  caller?.addEventListener('abort', abort, { once: true });
+  if (caller?.aborted) queueMicrotask(abort);
   return {
-    signal: ac.signal,
+    signal: ee,
     timedOut: () => expired,
     done: () => {
       clearTimeout(timer);
-      caller?.removeEventListener('abort', onAbort);
+      caller?.removeEventListener('abort', abort);
     },
   };
 }
@@ -95,6 +105,12 @@ export class HttpDecider implements Decider {
   async decide(req: DecisionRequest, opts: DecideOptions = {}): Promise<DecisionReply> {
     const refused = this.#untrusted();
     if (refused) return { ok: false, failure: new DecisionFailure('untrusted', refused, { retryable: false }) };
+    if (opts.signal?.aborted) {
+      return {
+        ok: false,
+        failure: new DecisionFailure('cancelled', 'cancelled before it was sent', { retryable: false }),
+      };
+    }
     const left = opts.deadline === undefined ? 60_000 : opts.deadline - Date.now();
     if (left <= 0) {
       return {

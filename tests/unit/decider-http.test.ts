@@ -107,6 +107,18 @@ describe('HttpDecider', () => {
     expect(Date.now() - t0).toBeLessThan(2_000);
   });
 
+  it('ends a call when the caller cancels it, whether sent or not', async () => {
+    const f = await fake({ script: () => ({ silent: true }) });
+    const c = client(f.url);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 50);
+    const r = await c.decide(request(), { signal: ac.signal, deadline: Date.now() + 10_000 });
+    expect(r.ok ? null : r.failure.kind).toBe('cancelled');
+    const again = await c.decide(request(), { signal: ac.signal, deadline: Date.now() + 10_000 });
+    expect(again.ok ? null : again.failure.kind).toBe('cancelled');
+    expect(f.requests).toHaveLength(1);
+  });
+
   it('checks health with /health, else with the smallest real request', async () => {
     const healthy = await fake({ health: { status: 200, body: { status: 'ok', model: 'strands-x', device: 'cpu' } } });
     expect(await client(healthy.url).health()).toEqual({
