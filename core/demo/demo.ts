@@ -87,6 +87,12 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   for (const key of DEMO_OWN_KEYS) delete childEnv[key];
   if (scripted) {
     model = await startModelServer({ pick: demoScriptPicker() });
+    if (!model.bridgeAddress) {
+      await model.close();
+      throw new UserError(
+        "the scripted model found no Docker bridge address for the sandbox to reach it; check 'docker network inspect bridge', or export ANTHROPIC_API_KEY to use Claude",
+      );
+    }
     // A placeholder key: the scripted model accepts any, and it reaches no one else.
     childEnv.ANTHROPIC_API_KEY = 'scripted-demo-model';
     childEnv.ANTHROPIC_BASE_URL = model.url;
