@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoBanner } from '../../core/demo/demo.js';
 import { run } from '../../core/process/run.js';
 import { tempDir } from '../helpers/cli.js';
 import { cleanEnv, e2eAvailable, explain, IMAGE, type Rig, runCli, startRig } from './harness.js';
@@ -62,5 +63,19 @@ describe.skipIf(!available)('chalk demo, end to end', { timeout: 300_000 }, () =
     const r = await runCli(['demo', '--dir', dir], { cwd: dir, env, ticket: 'DEMO-1' });
     expect(r.code).toBe(1);
     expect(r.stderr.trim()).toBe(`chalk: ${dir} is not empty; give chalk demo an empty or new directory`);
+  });
+});
+
+describe('chalk demo: the first line', () => {
+  it('names the credential Claude will use, never its value', () => {
+    const line = demoBanner(false, { CLAUDE_CODE_OAUTH_TOKEN: 'sk-ant-oat-secret-value' });
+    expect(line).toMatch(/^chalk demo: running with Claude through your CLAUDE_CODE_OAUTH_TOKEN/);
+    expect(line).not.toContain('secret-value');
+  });
+
+  it('says a scripted model stands in when there is no credential', () => {
+    expect(demoBanner(true, {})).toMatch(
+      /^chalk demo: no agent credential is set .*scripted model stands in for Claude/,
+    );
   });
 });
