@@ -6,7 +6,7 @@ export type ScriptName = 'clone' | 'commit' | 'export' | 'reset' | 'tree-id';
 
 const cache = new Map<ScriptName, string>();
 
-/** A script from share/sandbox/scripts, run inside the sandbox with `bash -s` (its text on stdin). */
+/** A script from share/sandbox/scripts; its text is the command a sandbox exec runs. */
 export function script(name: ScriptName): string {
   let text = cache.get(name);
   if (text === undefined) {

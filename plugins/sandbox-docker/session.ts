@@ -10,7 +10,7 @@ import {
 import { runOk } from '../../core/process/run.js';
 import { statusOf } from './docker.js';
 import { execInContainer } from './exec.js';
-import { quote, type ScriptName, script } from './scripts.js';
+import { type ScriptName, script } from './scripts.js';
 
 /** Git steps inside the sandbox get this long; a hung one is killed. */
 const GIT_TIMEOUT_MS = 300_000;
@@ -35,10 +35,9 @@ export class DockerSandboxSession implements SandboxSession {
     return execInContainer(this.container, command, { ...opts, defaultCwd: SANDBOX_PATHS.repo });
   }
 
-  /** Runs one of the shipped scripts; its trimmed stdout, or throws with its stderr. */
-  private async git(name: ScriptName, args: string[] = [], env: Record<string, string> = {}): Promise<string> {
-    const r = await execInContainer(this.container, `bash -s -- ${args.map(quote).join(' ')}`, {
-      stdin: script(name),
+  /** Runs one of the shipped scripts as the command itself (arguments in env); its trimmed stdout, or throws. */
+  private async git(name: ScriptName, env: Record<string, string> = {}): Promise<string> {
+    const r = await execInContainer(this.container, script(name), {
       env,
       cwd: '/work',
       defaultCwd: '/work',
@@ -52,7 +51,7 @@ export class DockerSandboxSession implements SandboxSession {
   }
 
   async clone(): Promise<string> {
-    return this.git('clone', [], {
+    return this.git('clone', {
       BRANCH: this.spec.branch,
       AUTHOR_NAME: this.author.name,
       AUTHOR_EMAIL: this.author.email,
@@ -66,12 +65,12 @@ export class DockerSandboxSession implements SandboxSession {
   }
 
   async commitAll(message: string, opts: { allowEmpty?: boolean } = {}): Promise<string | null> {
-    const out = await this.git('commit', [], { MESSAGE: message, ALLOW_EMPTY: opts.allowEmpty ? '1' : '' });
+    const out = await this.git('commit', { MESSAGE: message, ALLOW_EMPTY: opts.allowEmpty ? '1' : '' });
     return out === '' ? null : out;
   }
 
   async exportBundle(base: string): Promise<string | null> {
-    const out = await this.git('export', [], { BASE: base });
+    const out = await this.git('export', { BASE: base });
     return out === '' ? null : join(this.spec.ioDir, 'out.bundle');
   }
 
@@ -90,7 +89,7 @@ export class DockerSandboxSession implements SandboxSession {
 
   async treeId(exclude: string[] = []): Promise<string | null> {
     try {
-      const id = await this.git('tree-id', exclude);
+      const id = await this.git('tree-id', { EXCLUDE: exclude.join('\n') });
       return /^[0-9a-f]{40,64}$/.test(id) ? id : null;
     } catch {
       return null;

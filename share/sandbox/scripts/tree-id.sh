@@ -1,11 +1,11 @@
 # The tree id of the working tree as it is (untracked, non-ignored files count),
 # computed in a scratch index so the real one is untouched.
-# args: pathspecs to leave out. Prints the tree id.
+# env: EXCLUDE, newline-separated pathspecs to leave out. Prints the tree id.
 set -euo pipefail
 cd /work/repo
 idx="$(git rev-parse --git-dir)/chalk-fp-index"
 cp "$(git rev-parse --git-dir)/index" "$idx" 2>/dev/null || rm -f "$idx"
 excludes=()
-for p in "$@"; do excludes+=(":(exclude)$p"); done
+while IFS= read -r p; do [ -n "$p" ] && excludes+=(":(exclude)$p"); done <<<"${EXCLUDE:-}"
 GIT_INDEX_FILE="$idx" git add -A -- . "${excludes[@]}"
 GIT_INDEX_FILE="$idx" git write-tree
