@@ -20,7 +20,8 @@ const WRITERS = 8;
 
 if (process.argv[2] === '--writer') {
   // Child mode: open the store like any chalk process, say ready, wait for "go", record, report.
-  const [count, target] = [Number(process.argv[3]), JSON.parse(process.argv[4])];
+  // The target comes through the environment: a server URL carries a password, never put in argv.
+  const [count, target] = [Number(process.argv[3]), JSON.parse(process.env.CHALK_BENCH_TARGET ?? '')];
   const store = await PgStore.open(target, 300_000);
   process.stdout.write('ready\n');
   await new Promise((resolve) => process.stdin.once('data', resolve));
@@ -94,8 +95,9 @@ try {
   // --- 1. recording throughput ----------------------------------------------------------
   async function throughput(target) {
     const kids = Array.from({ length: WRITERS }, () =>
-      spawn(process.execPath, [import.meta.filename, '--writer', String(perWriter), JSON.stringify(target)], {
+      spawn(process.execPath, [import.meta.filename, '--writer', String(perWriter)], {
         stdio: ['pipe', 'pipe', 'inherit'],
+        env: { ...process.env, CHALK_BENCH_TARGET: JSON.stringify(target) },
       }),
     );
     const line = (kid, want) =>
