@@ -99,9 +99,14 @@ afterEach(async () => {
 describe('chalk why', () => {
   it('explains a detention from the run directory with a protocol-checking decider, and records its decisions', async () => {
     const { root, env, paths } = detainedRun();
-    fake = await new FakeDecider({ script: (w) => ({ body: { model: 'why-fake-1', answers: policy(w) } }) }).start();
+    const token = 'TOKEN-CANARY-why-3e7';
+    fake = await new FakeDecider({
+      token,
+      script: (w) => ({ body: { model: 'why-fake-1', answers: policy(w) } }),
+    }).start();
     decider = new HttpDecider({
       entry: { id: 'decider', url: fake.url, maxContextTokens: 4096, limit: { kind: 'concurrency', maxConcurrent: 1 } },
+      token,
     });
     const out: string[] = [];
     const warn: string[] = [];
@@ -136,7 +141,11 @@ describe('chalk why', () => {
     expect(finalState.artifacts).toContain('statement3 (statement): test: test tests/test_app.py::test_marker failed');
     expect(finalState.done).toHaveLength(4);
     // The decisions are recorded in the run directory, one line per request.
-    const records = readFileSync(paths.decisions, 'utf8')
+    const jsonl = readFileSync(paths.decisions, 'utf8');
+    expect(jsonl).not.toContain(token);
+    expect(out.join('\n')).not.toContain(token);
+    expect(fake.authHeaders.every((h) => h === `Bearer ${token}`)).toBe(true);
+    const records = jsonl
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as DecisionRecord);
