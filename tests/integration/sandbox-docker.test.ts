@@ -62,6 +62,9 @@ describe.skipIf(!available)('sandbox-docker on the real engine', () => {
     expect(repo.git('rev-list', '--merges', `${repo.base}..HEAD`)).toBe('');
     expect(readFileSync(`${repo.root}/src/new.txt`, 'utf8')).toBe('x = 1\n');
     expect(repo.git('log', '-1', '--format=%an <%ae>')).toBe('Host Person <host@example.com>');
+    await expect(session.exportBundle('0123456789012345678901234567890123456789')).rejects.toThrow(
+      /sandbox export failed/,
+    );
     // Nothing new since: no bundle, HEAD unchanged.
     expect(await session.bringHome(head as string, repo.root)).toBeNull();
   });

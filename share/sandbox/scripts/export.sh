@@ -3,7 +3,8 @@
 set -euo pipefail
 cd /work/repo
 rm -f /chalk/out.bundle
-head="$(git rev-parse HEAD)"
-[ "$head" = "$(git rev-parse "$BASE^{commit}")" ] && exit 0
+{ read -r head; read -r base; } < <(git rev-parse HEAD "$BASE^{commit}")
+[ -n "${base:-}" ] || { echo "export: $BASE is not a commit in the sandbox" >&2; exit 1; }
+[ "$head" = "$base" ] && exit 0
 git bundle create --quiet /chalk/out.bundle "$BASE..HEAD"
 echo "$head"

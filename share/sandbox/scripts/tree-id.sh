@@ -3,8 +3,9 @@
 # env: EXCLUDE, newline-separated pathspecs to leave out. Prints the tree id.
 set -euo pipefail
 cd /work/repo
-idx="$(git rev-parse --git-dir)/chalk-fp-index"
-cp "$(git rev-parse --git-dir)/index" "$idx" 2>/dev/null || rm -f "$idx"
+# The clone is a plain repository: its git dir is .git.
+idx=.git/chalk-fp-index
+cp .git/index "$idx" 2>/dev/null || rm -f "$idx"
 excludes=()
 while IFS= read -r p; do [ -n "$p" ] && excludes+=(":(exclude)$p"); done <<<"${EXCLUDE:-}"
 GIT_INDEX_FILE="$idx" git add -A -- . "${excludes[@]}"
