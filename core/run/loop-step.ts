@@ -130,12 +130,15 @@ export async function runLoop(
 
   const agentOk = result.status === 'ok';
   const reportPath = config.str('CHALK_TEST_REPORT');
+  const agentMs = deps.clock.now().getTime() - started;
+  const rubricStarted = deps.clock.now().getTime();
   const rubric = await runRubric(
     ctx,
     session,
     { command: ctx.rubricCommand, timeoutS: config.num('CHALK_RUBRIC_TIMEOUT'), reportPath, rules },
     signal,
   );
+  const rubricMs = deps.clock.now().getTime() - rubricStarted;
   // Taken before anything is committed, so D is the tree the agent left.
   const fingerprint = shouldFingerprint(rules, agentOk)
     ? await takeFingerprint(ctx, session, rubric, reportPath)
@@ -185,6 +188,10 @@ export async function runLoop(
   );
   log.info(summaryLine(result.status, rubric.exitCode));
   if (note) log.info(note);
+  const totalMs = deps.clock.now().getTime() - started;
+  log.debug(
+    `loop ${input.loop} took ${totalMs} ms: agent ${agentMs} ms, rubric ${rubricMs} ms, harness ${totalMs - agentMs - rubricMs} ms`,
+  );
 
   let stop: StopRequest | undefined;
   if (judgement.verdict !== null) {
