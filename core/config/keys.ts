@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseLimit } from '../decision/entry.js';
 
 /** Where a key may be set: `repo` keys in `.chalk/config` or the environment; `machine` keys only in the environment. */
 export type KeyScope = 'repo' | 'machine';
@@ -211,6 +212,24 @@ export const KEYS: readonly KeySpec[] = [
   ),
   machine('CHALK_DECIDER_URL', 'http://127.0.0.1:8471', 'Decider base URL', httpUrl('CHALK_DECIDER_URL')),
   machine('CHALK_DECIDER_TOKEN', '', 'Bearer token for the decider', text, { secret: true }),
+  machine(
+    'CHALK_DECIDER_LIMIT',
+    'max_concurrent=4',
+    'Decider admission: max_concurrent=N (calls in flight) or tpm=N[,burst=N] (a token bucket per minute)',
+    z.string().superRefine((v, ctx) => {
+      try {
+        parseLimit(v, 'CHALK_DECIDER_LIMIT');
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    }),
+  ),
+  machine(
+    'CHALK_DECIDER_CONTEXT_TOKENS',
+    '4096',
+    "The decider's context window in tokens; a request counted above it is not sent",
+    positiveInt('CHALK_DECIDER_CONTEXT_TOKENS'),
+  ),
   machine('CHALK_EMBED_URL', 'http://127.0.0.1:8472', 'Embedding service base URL', httpUrl('CHALK_EMBED_URL')),
   machine(
     'CHALK_DECIDER_IDLE_MINUTES',

@@ -74,6 +74,8 @@ describe('unknown and machine keys', () => {
         'CHALK_DB_TIMEOUT',
         'CHALK_DECIDER_IDLE_MINUTES',
         'CHALK_DECIDER_TIMEOUT',
+        'CHALK_DECIDER_LIMIT',
+        'CHALK_DECIDER_CONTEXT_TOKENS',
       ]),
     );
     const root = repoWith('CHALK_DECIDER_URL=https://evil.example.com\nCHALK_DATABASE_URL=postgres://x@evil/db\n');
@@ -124,6 +126,13 @@ describe('validation: one line naming the key, the allowed values and what was g
     ['CHALK_AUTO_MR', 'TRUE', "CHALK_AUTO_MR must be 'true' or 'false' (got 'TRUE')"],
     ['CHALK_TMPFS_SIZE', 'lots', "CHALK_TMPFS_SIZE must be a size like 512m or 4g (got 'lots')"],
     ['CHALK_REVIEW_ROUNDS', '1.0', "CHALK_REVIEW_ROUNDS must be a whole number (got '1.0')"],
+    ['CHALK_DECIDER_LIMIT', 'lots', "CHALK_DECIDER_LIMIT must look like max_concurrent=4 or tpm=15000 (got 'lots')"],
+    [
+      'CHALK_DECIDER_LIMIT',
+      'max_concurrent=4,tpm=9',
+      "CHALK_DECIDER_LIMIT must be either max_concurrent=N or tpm=N[,burst=N] (got 'max_concurrent=4,tpm=9')",
+    ],
+    ['CHALK_DECIDER_CONTEXT_TOKENS', '0', "CHALK_DECIDER_CONTEXT_TOKENS must be a positive whole number (got '0')"],
   ];
   for (const [key, value, message] of cases) {
     test(`${key}=${value}`, () => {
