@@ -31,6 +31,7 @@ describe.skipIf(!available)('the sandbox image', () => {
     const r = await sandbox.runOnce([
       'bash',
       '-c',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a bash expansion, not a template
       'claude --version; echo "${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}"; git --version; jq --version; rg --version | head -1; node -p "process.versions.node.split(\'.\')[0]"; id -u',
     ]);
     expect(r.exitCode).toBe(0);
