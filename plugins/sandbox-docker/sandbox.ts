@@ -100,13 +100,8 @@ export class DockerSandbox implements Sandbox, OneShotRunner {
       }
       throw new UserError(`could not create sandbox ${name}: ${describeDockerError(err)}`);
     }
-    const session = new DockerSandboxSession(
-      name,
-      spec,
-      container,
-      spec.author ?? (await hostAuthor(spec.gitDir)),
-      (s) => untrack(s),
-    );
+    const author = spec.author ?? (await hostAuthor(spec.gitDir));
+    const session = new DockerSandboxSession(name, spec, container, author, (s) => untrack(s), this.opts.image);
     track(session);
     try {
       await container.start();

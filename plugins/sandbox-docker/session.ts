@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type Dockerode from 'dockerode';
+import { UserError } from '../../core/errors.js';
 import {
   type ExecOptions,
   type ExecResult,
@@ -29,6 +30,7 @@ export class DockerSandboxSession implements SandboxSession {
     private readonly container: Dockerode.Container,
     private readonly author: { name: string; email: string },
     private readonly onStop: (s: DockerSandboxSession) => void,
+    private readonly image = 'the sandbox image',
   ) {}
 
   exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
@@ -51,11 +53,23 @@ export class DockerSandboxSession implements SandboxSession {
   }
 
   async clone(): Promise<string> {
-    return this.git('clone', {
-      BRANCH: this.spec.branch,
-      AUTHOR_NAME: this.author.name,
-      AUTHOR_EMAIL: this.author.email,
-    });
+    try {
+      return await this.git('clone', {
+        BRANCH: this.spec.branch,
+        AUTHOR_NAME: this.author.name,
+        AUTHOR_EMAIL: this.author.email,
+      });
+    } catch (err) {
+      const m = /\(exit (97|98|127)\): ?(.*)$/.exec((err as Error).message);
+      if (!m) throw err;
+      const what =
+        m[1] === '97'
+          ? `has ${m[2]}; Chalk needs bash >= 5.2`
+          : m[1] === '98'
+            ? 'has no git'
+            : 'has no bash or coreutils';
+      throw new UserError(`sandbox image '${this.image}' ${what} in the sandbox`);
+    }
   }
 
   async head(): Promise<string> {

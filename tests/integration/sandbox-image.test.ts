@@ -1,7 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { docker } from '../../plugins/sandbox-docker/docker.js';
 import { extraCaBundle } from '../../plugins/sandbox-docker/image.js';
-import { dockerReachable, testSandbox } from './sandbox-helpers.js';
+import { dockerReachable, makeTestRepo, TEST_IMAGE, testSandbox } from './sandbox-helpers.js';
 
 /**
  * The image as the agent meets it: the pinned CLI runs, the tools are there,
@@ -69,5 +72,30 @@ describe.skipIf(!available)('the sandbox image', () => {
     }).runOnce(['claude', '-p', 'hi', '--output-format', 'json'], { timeoutMs: 90_000 });
     const result = JSON.parse(cli.stdout) as { result?: string };
     expect(result.result).toMatch(/API Error: [1-4]\d\d/);
+  });
+
+  it('a custom image without git stops at the clone with one line naming the image', async () => {
+    const tag = 'chalk-sandbox:no-git-test';
+    const dir = mkdtempSync(join(tmpdir(), 'chalk-nogit-'));
+    writeFileSync(join(dir, 'Dockerfile'), `FROM ${TEST_IMAGE}\nUSER root\nRUN rm /usr/bin/git\nUSER chalk\n`);
+    const d = await docker();
+    const repo = makeTestRepo('NOG-1');
+    try {
+      const stream = await d.buildImage({ context: dir, src: ['Dockerfile'] }, { t: tag });
+      await new Promise((resolve, reject) => d.modem.followProgress(stream, (e) => (e ? reject(e) : resolve(null))));
+      const session = await testSandbox({ image: tag, handleSignals: false }).open(repo.spec());
+      try {
+        await expect(session.clone()).rejects.toThrow(`sandbox image '${tag}' has no git in the sandbox`);
+      } finally {
+        await session.stop();
+      }
+    } finally {
+      repo.dispose();
+      rmSync(dir, { recursive: true, force: true });
+      await d
+        .getImage(tag)
+        .remove({ force: true })
+        .catch(() => undefined);
+    }
   });
 });

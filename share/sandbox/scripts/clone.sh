@@ -2,6 +2,11 @@
 # --shared borrows the store's objects instead of copying them.
 # env: BRANCH, AUTHOR_NAME, AUTHOR_EMAIL. Prints HEAD.
 set -euo pipefail
+if ((BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 2))); then
+  echo "bash ${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}" >&2
+  exit 97
+fi
+command -v git >/dev/null || { echo "no git" >&2; exit 98; }
 git config --global --add safe.directory '*'
 git config --global user.name "$AUTHOR_NAME"
 git config --global user.email "$AUTHOR_EMAIL"
