@@ -1,5 +1,5 @@
-import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { stateRoot } from '../paths.js';
 
 /**
  * Where Chalk keeps its per-machine and per-run state: paths only, no I/O.
@@ -24,12 +24,8 @@ import { join } from 'node:path';
  * ```
  */
 
-/** The machine's Chalk state directory. */
-export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base =
-    env.XDG_STATE_HOME && env.XDG_STATE_HOME !== '' ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
-  return join(base, 'chalk');
-}
+/** The machine's Chalk state directory, `${XDG_STATE_HOME:-~/.local/state}/chalk`. */
+export const stateDir = stateRoot;
 
 export function deciderStateDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(stateDir(env), 'decider');
