@@ -1,15 +1,15 @@
 import { Command, Option } from 'clipanion';
-import { buildSandboxImage, DEFAULT_BASE, DEFAULT_IMAGE, extraCaBundle } from '../plugins/sandbox-docker/image.js';
+import { buildSandboxImage, DEFAULT_IMAGE, effectiveBase, extraCaBundle } from '../plugins/sandbox-docker/image.js';
 
 export default class SandboxBuildCommand extends Command {
   static override paths = [['sandbox', 'build']];
   static override usage = Command.Usage({
-    description: `build ${DEFAULT_IMAGE} from share/sandbox/Dockerfile (base: CHALK_SANDBOX_BASE; extra CA: CHALK_SANDBOX_CA, NODE_EXTRA_CA_CERTS or SSL_CERT_FILE)`,
+    description: `build ${DEFAULT_IMAGE} from share/sandbox/Dockerfile (base: CHALK_SANDBOX_BASE, else the image's previous base; extra CA: CHALK_SANDBOX_CA, NODE_EXTRA_CA_CERTS or SSL_CERT_FILE)`,
   });
   force = Option.Boolean('--force', false, { description: 'build even when the inputs are unchanged' });
 
   async execute(): Promise<number> {
-    const base = process.env.CHALK_SANDBOX_BASE || DEFAULT_BASE;
+    const base = await effectiveBase();
     const ca = extraCaBundle();
     this.context.stdout.write(`building ${DEFAULT_IMAGE} on ${base}${ca ? `, trusting ${ca}` : ''}\n`);
     const built = await buildSandboxImage({

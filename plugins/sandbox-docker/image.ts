@@ -11,6 +11,8 @@ export const DEFAULT_BASE = 'node:22-bookworm-slim';
 /** Files of share/sandbox that make up the build context (share/sandbox/build-image.sh lists the same). */
 export const CONTEXT_FILES = ['Dockerfile', 'install-packages.sh', 'bootstrap-npm.cjs'] as const;
 export const CONTEXT_LABEL = 'chalk.context';
+/** The base an image was built on, so a rebuild without CHALK_SANDBOX_BASE keeps it. */
+export const BASE_LABEL = 'chalk.base';
 
 /** The extra CA bundle the image should trust: CHALK_SANDBOX_CA, else NODE_EXTRA_CA_CERTS, else SSL_CERT_FILE. */
 export function extraCaBundle(env: NodeJS.ProcessEnv = process.env): string | null {
@@ -36,9 +38,9 @@ export interface BuildContext {
 }
 
 /** A temporary build context: the shipped files plus `chalk-ca.pem` (empty when there is no extra CA). */
-export function prepareContext(env: NodeJS.ProcessEnv = process.env): BuildContext {
+export function prepareContext(env: NodeJS.ProcessEnv = process.env, fallbackBase = DEFAULT_BASE): BuildContext {
   const src = join(SHARE_DIR, 'sandbox');
-  const base = env.CHALK_SANDBOX_BASE || DEFAULT_BASE;
+  const base = env.CHALK_SANDBOX_BASE || fallbackBase;
   const caBundle = extraCaBundle(env);
   const dir = mkdtempSync(join(tmpdir(), 'chalk-sandbox-build-'));
   const files = [...CONTEXT_FILES, 'chalk-ca.pem'];
@@ -65,6 +67,7 @@ export function prepareContext(env: NodeJS.ProcessEnv = process.env): BuildConte
 export interface ImageInfo {
   id: string;
   contextHash: string | null;
+  base: string | null;
   sizeBytes: number;
 }
 
@@ -72,11 +75,22 @@ export async function inspectImage(image: string): Promise<ImageInfo | null> {
   const d = await docker();
   try {
     const info = await d.getImage(image).inspect();
-    return { id: info.Id, contextHash: info.Config?.Labels?.[CONTEXT_LABEL] ?? null, sizeBytes: info.Size };
+    const labels = info.Config?.Labels ?? {};
+    return {
+      id: info.Id,
+      contextHash: labels[CONTEXT_LABEL] ?? null,
+      base: labels[BASE_LABEL] ?? null,
+      sizeBytes: info.Size,
+    };
   } catch (err) {
     if (statusOf(err) === 404) return null;
     throw new UserError(describeDockerError(err));
   }
+}
+
+/** The base a build of `tag` uses: CHALK_SANDBOX_BASE, else the one the existing image was made on, else the default. */
+export async function effectiveBase(tag = DEFAULT_IMAGE, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  return env.CHALK_SANDBOX_BASE || (await inspectImage(tag))?.base || DEFAULT_BASE;
 }
 
 export interface BuildOptions {
@@ -94,9 +108,10 @@ export interface BuildOptions {
  */
 export async function buildSandboxImage(opts: BuildOptions = {}): Promise<boolean> {
   const tag = opts.tag ?? DEFAULT_IMAGE;
-  const ctx = prepareContext(opts.env);
+  const existing = await inspectImage(tag);
+  const ctx = prepareContext(opts.env, existing?.base ?? DEFAULT_BASE);
   try {
-    if (!opts.force && (await inspectImage(tag))?.contextHash === ctx.hash) return false;
+    if (!opts.force && existing?.contextHash === ctx.hash) return false;
     const d = await docker();
     let stream: NodeJS.ReadableStream;
     try {
@@ -105,7 +120,7 @@ export async function buildSandboxImage(opts: BuildOptions = {}): Promise<boolea
         {
           t: tag,
           buildargs: { CHALK_SANDBOX_BASE: ctx.base },
-          labels: { [CONTEXT_LABEL]: ctx.hash },
+          labels: { [CONTEXT_LABEL]: ctx.hash, [BASE_LABEL]: ctx.base },
           rm: true,
           forcerm: true,
         },

@@ -10,7 +10,9 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 tag="${1:-chalk-sandbox:local}"
-base="${CHALK_SANDBOX_BASE:-node:22-bookworm-slim}"
+# Without CHALK_SANDBOX_BASE, a rebuild keeps the base the existing image was made on.
+prev="$(docker image inspect -f '{{index .Config.Labels "chalk.base"}}' "$tag" 2>/dev/null || true)"
+base="${CHALK_SANDBOX_BASE:-${prev:-node:22-bookworm-slim}}"
 ca=""
 for c in "${CHALK_SANDBOX_CA:-}" "${NODE_EXTRA_CA_CERTS:-}" "${SSL_CERT_FILE:-}"; do
   if [ -n "$c" ]; then ca="$c"; break; fi
@@ -34,5 +36,5 @@ if [ "${CHALK_SANDBOX_FORCE:-0}" != 1 ] &&
   echo "sandbox image $tag is up to date; skipping (CHALK_SANDBOX_FORCE=1 rebuilds)"
   exit 0
 fi
-docker build -q --build-arg "CHALK_SANDBOX_BASE=$base" --label "chalk.context=$hash" -t "$tag" "$ctx" >/dev/null
+docker build -q --build-arg "CHALK_SANDBOX_BASE=$base" --label "chalk.context=$hash" --label "chalk.base=$base" -t "$tag" "$ctx" >/dev/null
 echo "built sandbox image $tag on $base"

@@ -44,6 +44,7 @@ describe.skipIf(!available)('sandbox commands', () => {
         ctx.dispose();
         const built = await inspectImage(tag);
         expect(built?.contextHash).toBe(ctx.hash);
+        expect(built?.base).toBe(base);
         // Unchanged inputs: nothing to do.
         expect(await buildSandboxImage({ tag, env })).toBe(false);
         const local = await inspectImage(TEST_IMAGE);
@@ -67,12 +68,18 @@ describe.skipIf(!available)('sandbox commands', () => {
     expect(await inspectImage('chalk-sandbox:never-built')).toBeNull();
   });
 
-  it.skipIf(!baseThere)('chalk sandbox build reports an up-to-date image without rebuilding', () => {
-    const r = chalk(['sandbox', 'build'], tmpdir());
-    expect(r.stderr).toBe('');
-    expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/chalk-sandbox:local is up to date|built chalk-sandbox:local/);
-  });
+  it.skipIf(!baseThere)(
+    'chalk sandbox build keeps the base the image was made on and skips an unchanged build',
+    async () => {
+      const local = await inspectImage(TEST_IMAGE);
+      // No CHALK_SANDBOX_BASE: the base recorded on the existing image is used.
+      const r = chalk(['sandbox', 'build'], tmpdir(), { CHALK_SANDBOX_BASE: '' });
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+      expect(r.stdout).toContain(`building chalk-sandbox:local on ${local?.base ?? base}`);
+      expect(r.stdout).toMatch(/chalk-sandbox:local is up to date|built chalk-sandbox:local/);
+    },
+  );
 
   it('chalk cleanup removes sandboxes by label, clean worktrees and merged branches; --all the rest', async () => {
     const repo = makeTestRepo('CLN-1');
