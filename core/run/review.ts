@@ -1,12 +1,10 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ReviewAnswer } from '../ports/agent.js';
 import type { Log } from '../ports/log.js';
-import { SANDBOX_PATHS, type SandboxSession } from '../ports/sandbox.js';
+import type { SandboxSession } from '../ports/sandbox.js';
 import type { RunContext } from './context.js';
 import type { RunDeps } from './deps.js';
 import { buildReviewPrompt } from './prompt.js';
-import { callRecord } from './record.js';
+import { readOnlyCall } from './read-only-call.js';
 
 export interface ReviewOutcome {
   /** `pass` also when the review is off or gave no verdict. */
@@ -41,32 +39,11 @@ export async function finalReview(
     baseBranch: ctx.baseBranch,
     rubricCommand: ctx.rubricCommand,
   });
-  writeFileSync(join(ctx.paths.io, 'review.prompt.md'), prompt);
-  const result = await deps.agent.call('review', prompt, {
-    where: session,
-    systemPromptFile: `${SANDBOX_PATHS.io}/system.md`,
-    cwd: SANDBOX_PATHS.repo,
+  const { answer, verdict } = await readOnlyCall('review', prompt, ctx, deps, session, {
+    runId: opts.runId,
+    model: deps.config.str('CHALK_REVIEW_MODEL') || deps.config.str('CHALK_MODEL'),
     signal: opts.signal,
   });
-  writeFileSync(join(ctx.paths.io, 'review.json'), result.raw);
-  writeFileSync(join(ctx.paths.io, 'review.err'), result.stderr);
-  await session.reset();
-  const answer = result.answer === 'none' ? null : result.answer;
-  const verdict = answer?.verdict ?? 'none';
-  await deps.store.calls.record(
-    callRecord(ctx, result, {
-      loop: 0,
-      kind: 'review',
-      agentStatus: verdict,
-      rubricExit: 0,
-      progressed: false,
-      budgetUsd: deps.config.num('CHALK_BUDGET_USD'),
-      lessons: 0,
-      runId: opts.runId,
-      fpRules: deps.config.str('CHALK_FP_RULES'),
-      model: deps.config.str('CHALK_REVIEW_MODEL') || deps.config.str('CHALK_MODEL'),
-    }),
-  );
   const summary = answer?.summary?.trim() ?? '';
   log.info(`final review: ${answer ? verdict : 'no verdict'}.${summary ? ` ${summary}` : ''}`);
   if (!answer) {

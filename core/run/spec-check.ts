@@ -1,12 +1,13 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Log } from '../ports/log.js';
-import { SANDBOX_PATHS, type SandboxSession } from '../ports/sandbox.js';
+import type { SandboxSession } from '../ports/sandbox.js';
 import { clearStamp, STAMP_FILE, stampMatches, writeStamp } from '../spec/stamp.js';
 import type { RunContext } from './context.js';
 import type { RunDeps } from './deps.js';
 import { buildSpecCheckPrompt } from './prompt.js';
-import { callRecord, secs, usd } from './record.js';
+import { readOnlyCall } from './read-only-call.js';
+import { secs, usd } from './record.js';
 
 export type SpecCheckOutcome = 'pass' | 'fail' | 'skipped' | 'none';
 
@@ -35,32 +36,11 @@ export async function specCheck(
   const model = deps.config.str('CHALK_CHEAP_MODEL');
   log.info(`checking the spec with ${model || 'the default model'}`);
   const prompt = buildSpecCheckPrompt(ctx.prompts, ctx.ticket);
-  writeFileSync(join(ctx.paths.io, 'spec-check.prompt.md'), prompt);
-  const result = await deps.agent.call('spec-check', prompt, {
-    where: session,
-    systemPromptFile: `${SANDBOX_PATHS.io}/system.md`,
-    cwd: SANDBOX_PATHS.repo,
+  const { result, answer, verdict } = await readOnlyCall('spec-check', prompt, ctx, deps, session, {
+    runId: opts.runId,
+    model,
     signal: opts.signal,
   });
-  writeFileSync(join(ctx.paths.io, 'spec-check.json'), result.raw);
-  writeFileSync(join(ctx.paths.io, 'spec-check.err'), result.stderr);
-  await session.reset();
-  const answer = result.answer === 'none' ? null : result.answer;
-  const verdict = answer?.verdict ?? 'none';
-  await deps.store.calls.record(
-    callRecord(ctx, result, {
-      loop: 0,
-      kind: 'spec-check',
-      agentStatus: verdict,
-      rubricExit: 0,
-      progressed: false,
-      budgetUsd: deps.config.num('CHALK_BUDGET_USD'),
-      lessons: 0,
-      runId: opts.runId,
-      fpRules: deps.config.str('CHALK_FP_RULES'),
-      model,
-    }),
-  );
   if (verdict === 'pass') {
     writeStamp(stamp, spec);
     log.info(`spec check passed (${usd(result.costUsd)}, ${secs(result.durationMs)})`);
