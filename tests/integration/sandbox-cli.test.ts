@@ -28,7 +28,8 @@ function chalk(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
   });
 }
 
-describe.skipIf(!available)('sandbox commands', () => {
+// Docker steps are slow on a loaded 2-core machine: a generous per-test limit.
+describe.skipIf(!available)('sandbox commands', { timeout: 180_000 }, () => {
   const state = mkdtempSync(join(tmpdir(), 'chalk-state-'));
   afterAll(() => rmSync(state, { recursive: true, force: true }));
 

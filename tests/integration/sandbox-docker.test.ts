@@ -17,7 +17,8 @@ const LIVE_SLEEPS =
 const SECRET = 'sk-ant-test-0123456789abcdef';
 const FORGE = 'ghp_forge_token_must_not_leak';
 
-describe.skipIf(!available)('sandbox-docker on the real engine', () => {
+// Docker steps are slow on a loaded 2-core machine: a generous per-test limit.
+describe.skipIf(!available)('sandbox-docker on the real engine', { timeout: 180_000 }, () => {
   let repo: TestRepo;
   let session: SandboxSession;
   const sandbox = testSandbox({

@@ -27,7 +27,8 @@ const online = available && (await hostReachesRegistry());
 const pemBlocks = (text: string) =>
   text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)?.map((b) => b.replace(/\s+/g, '')) ?? [];
 
-describe.skipIf(!available)('the sandbox image', () => {
+// Docker steps are slow on a loaded 2-core machine: a generous per-test limit.
+describe.skipIf(!available)('the sandbox image', { timeout: 180_000 }, () => {
   const sandbox = testSandbox();
 
   it('has the pinned claude CLI, bash >= 5.2, git, jq, rg and Node >= 18, and runs as non-root', async () => {

@@ -43,7 +43,8 @@ function hold(repo: TestRepo, ticket: string, handleSignals = true): Promise<{ c
 const exitOf = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => child.on('exit', (code, sig) => resolve(code ?? (sig ? -1 : null))));
 
-describe.skipIf(!available)('signals and leftovers', () => {
+// Docker steps are slow on a loaded 2-core machine: a generous per-test limit.
+describe.skipIf(!available)('signals and leftovers', { timeout: 180_000 }, () => {
   let repo: TestRepo;
   beforeAll(() => {
     repo = makeTestRepo('SIG-1');
