@@ -243,6 +243,16 @@ export const KEYS: readonly KeySpec[] = [
     'Seconds a run waits for the local decider to load',
     autoOrPositive('CHALK_DECIDER_TIMEOUT', 'a positive number of seconds'),
   ),
+  machine(
+    'CHALK_SANDBOX_BASE',
+    '',
+    'Base image chalk sandbox build builds on (any Debian-based image); empty: the base the image was made on, else node:22-bookworm-slim',
+  ),
+  machine(
+    'CHALK_SANDBOX_CA',
+    '',
+    'Extra CA bundle carried into the sandbox image; empty: NODE_EXTRA_CA_CERTS, else SSL_CERT_FILE',
+  ),
   machine('CHALK_OTEL_ENDPOINT', '', 'Export Claude Code telemetry to this OTLP endpoint'),
   machine(
     'CHALK_OTEL_PROTOCOL',
