@@ -10,6 +10,31 @@ import { Decision } from './reading.js';
 import type { DecisionRecord } from './record.js';
 import { estimateTokens } from './tokens.js';
 
+/** The record's list of questions asked, built once per request (requests are not changed after they are built). */
+const asked = new WeakMap<DecisionRequest, DecisionRecord['questions']>();
+function askedList(request: DecisionRequest): DecisionRecord['questions'] {
+  let list = asked.get(request);
+  if (!list) {
+    list = Object.entries(request.questions).map(([id, q]) => ({ id, type: q.type }));
+    asked.set(request, list);
+  }
+  // A copy per record: a sink may keep or change its record.
+  return list.map((q) => ({ id: q.id, type: q.type }));
+}
+
+/** ISO 8601 of a time in ms, formatting a Date only once per second (the record's `at`, on every call). */
+let isoSecond = Number.NaN;
+let isoPrefix = '';
+function isoTime(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== isoSecond) {
+    isoSecond = second;
+    isoPrefix = new Date(second * 1000).toISOString().slice(0, 20);
+  }
+  const rest = ms - second * 1000;
+  return `${isoPrefix}${rest < 10 ? '00' : rest < 100 ? '0' : ''}${rest}Z`;
+}
+
 /** Upstream retries a call gets unless told otherwise (Chalk's loop questions pass 0: never retry within a loop). */
 export const DEFAULT_RETRIES = 3;
 /** The budget of Chalk's loop questions: never retry within a loop. */
@@ -123,11 +148,11 @@ export class DecisionCall {
     if (final.failure) final.failure.attempts = attempts;
     const written = this.ctx.emit({
       id: randomUUID(),
-      at: new Date(started).toISOString(),
+      at: isoTime(started),
       entry: this.ctx.entry.id,
       url: this.ctx.entry.url,
       model: final.response?.model ?? null,
-      questions: Object.entries(request.questions).map(([id, q]) => ({ id, type: q.type })),
+      questions: askedList(request),
       answers: final.response?.answers ?? null,
       failure: final.failure ? { kind: final.failure.kind, message: final.failure.message } : null,
       inputTokens: final.response?.inputTokens ?? req.inputTokens,

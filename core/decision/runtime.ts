@@ -1,6 +1,6 @@
 import type { Decider, DecisionClient } from '../ports/decider.js';
 import { Admission } from './admission.js';
-import { type CallOptions, DecisionCall } from './call.js';
+import { type CallContext, type CallOptions, DecisionCall } from './call.js';
 import type { DeciderEntry } from './entry.js';
 import type { DecisionRequest } from './questions.js';
 import type { Decision } from './reading.js';
@@ -22,7 +22,11 @@ export class DecisionRuntime {
     private readonly onSinkError: (err: unknown) => void = () => {},
   ) {
     this.admission = new Admission(entry.limit);
+    this.ctx = { entry, client, admission: this.admission, emit: (r) => this.emit(r) };
   }
+
+  /** What every call of this runtime runs on (one object, not one per call). */
+  private readonly ctx: CallContext;
 
   /** Adds a sink; returns the function that removes it. */
   observe(sink: DecisionSink): () => void {
@@ -32,11 +36,7 @@ export class DecisionRuntime {
 
   /** A call bound to this runtime; set its request (if not given) before capturing its requirements. */
   call(request?: DecisionRequest, opts: CallOptions = {}): DecisionCall {
-    return new DecisionCall(
-      { entry: this.entry, client: this.client, admission: this.admission, emit: (r) => this.emit(r) },
-      request,
-      opts,
-    );
+    return new DecisionCall(this.ctx, request, opts);
   }
 
   /** Asks once (within the retry budget) and records it. Never throws for a decider's failure. */
