@@ -2,14 +2,22 @@
 // The decision client's overhead per call: DecisionRuntime.decide (encode, admission, the
 // undici client, decode, the record to a sink) over a bare undici POST of the same body to
 // the same local fake decider, measured side by side in one run (target: at most 1.1x).
-// Run after `npm run build`:   node bench/decision.mjs [calls-per-batch] [batches]
-// (calls = calls-per-batch x batches of each kind, alternated call by call)
+// Run after `npm run build`:   node bench/decision.mjs [calls-per-batch] [batches] [warm-up-pairs]
+// (calls = calls-per-batch x batches of each kind, alternated call by call, after the
+// warm-up: at least warm-up-pairs pairs (default 5000) and at least 3 s, because V8 keeps
+// re-tiering zod and undici code for thousands of calls and a short warm-up charges that
+// to whichever side has more code.)
+// Like for like: both sides POST the same body over their own keep-alive undici Agent
+// (pipelining 1) to the same server, read the whole body and JSON.parse it, and check the
+// status; the client side additionally arms its deadline, validates the answers with zod,
+// takes its admission permit and writes one record to a (counting) sink.
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 
 const perBatch = Number(process.argv[2] ?? 200);
 const batches = Number(process.argv[3] ?? 10);
+const warmPairs = Number(process.argv[4] ?? 5000);
 const dist = join(import.meta.dirname, '..', 'dist');
 const { decisionRequest, noul, choice } = await import(join(dist, 'core/decision/questions.js'));
 const { encodeRequest } = await import(join(dist, 'core/decision/codec.js'));
@@ -69,7 +77,9 @@ async function timed(fn) {
 
 // Warm both paths, then alternate call by call (swapping which goes first) so that the
 // machine's load falls on both alike; compare the medians of the per-call times.
-for (let i = 0; i < 500; i++) {
+const warmUntil = performance.now() + 3000;
+let warmed = 0;
+for (; warmed < warmPairs || performance.now() < warmUntil; warmed++) {
   await bare();
   await client();
 }
@@ -87,7 +97,10 @@ for (let i = 0; i < perBatch * batches; i++) {
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 const mb = median(b);
 const mc = median(c);
-console.log(`bare undici POST:      ${mb.toFixed(0)} us/call (median of ${b.length} calls)`);
+console.log(`warm-up:               ${warmed} pairs`);
+console.log(
+  `bare undici POST:      ${mb.toFixed(0)} us/call (median of ${b.length} calls; reads and JSON.parses the body, checks the status)`,
+);
 console.log(`DecisionRuntime call:  ${mc.toFixed(0)} us/call (median of ${c.length} calls)`);
 console.log(`overhead:              ${(mc - mb).toFixed(0)} us/call, ratio ${(mc / mb).toFixed(3)}x (target <= 1.1x)`);
 console.log(`records written:       ${recorded}`);
