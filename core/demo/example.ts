@@ -30,8 +30,15 @@ const FILES: Record<string, string> = {
   'README.md': '# chalk-demo\n\nA tiny Node.js library, made by `chalk demo`. The ticket DEMO-1 adds `slugify`.\n',
   'package.json': `${JSON.stringify({ name: 'chalk-demo', version: '1.0.0', private: true, scripts: { test: 'node --test' } }, null, 2)}\n`,
   '.gitignore': 'node_modules/\n',
-  'src/greet.js':
-    "'use strict';\n\n/** Greets someone by name. */\nfunction greet(name) {\n  return `Hello, ${name}!`;\n}\n\nmodule.exports = { greet };\n",
+  'src/greet.js': `'use strict';
+
+/** Greets someone by name. */
+function greet(name) {
+  return \`Hello, \${name}!\`;
+}
+
+module.exports = { greet };
+`,
   'test/greet.test.js':
     "'use strict';\nconst test = require('node:test');\nconst assert = require('node:assert/strict');\nconst { greet } = require('../src/greet.js');\n\ntest('greet says hello by name', () => {\n  assert.equal(greet('Ada'), 'Hello, Ada!');\n});\n",
   '.chalk/config': [
