@@ -128,6 +128,11 @@ const result = await runTicket(deps, { root });
 const total = now() - t0;
 await deps.store.close().catch(() => {});
 await model.close();
+// The embedded database this run started in its own state directory goes with it.
+if (!process.env.CHALK_DATABASE_URL && process.env.XDG_STATE_HOME === state) {
+  const { embeddedPathsIn, stopEmbedded } = await import(join(dist, 'core', 'store', 'index.js'));
+  await stopEmbedded(embeddedPathsIn(join(state, 'chalk', 'db'))).catch(() => {});
+}
 if (result.exitCode !== 0 || agentCalls.length !== LOOPS) {
   console.error(`the run did not finish its ${LOOPS} loops: exit ${result.exitCode}, ${agentCalls.length} calls`);
   process.exit(1);
