@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DecisionClient } from '../ports/decider.js';
+import type { DecideOptions, DecisionClient } from '../ports/decider.js';
 import type { Admission } from './admission.js';
 import { encodeRequest } from './codec.js';
 import type { DeciderEntry } from './entry.js';
@@ -160,7 +160,7 @@ export class DecisionCall {
       latencyMs,
       attempts,
       retries,
-      tags: { ...(this.opts.tags ?? {}) },
+      tags: this.opts.tags ? { ...this.opts.tags } : {},
     });
     if (written) await written;
     return final;
@@ -176,6 +176,7 @@ export class DecisionCall {
     const { entry, client, admission } = this.ctx;
     const signal = this.opts.signal;
     const failed = (f: DecisionFailure) => new Decision(request, null, f, 0);
+    const sendOpts: DecideOptions = signal ? { deadline, signal } : { deadline };
     if (req.inputTokens > entry.maxContextTokens) {
       return failed(
         new DecisionFailure(
@@ -201,7 +202,7 @@ export class DecisionCall {
       count(n);
       let reply: Awaited<ReturnType<DecisionClient['decide']>>;
       try {
-        reply = await client.decide(request, { deadline, ...(signal ? { signal } : {}) });
+        reply = await client.decide(request, sendOpts);
       } finally {
         grant.release();
       }
