@@ -1,4 +1,6 @@
-import type { Agent } from '../ports/agent.js';
+import { settingsFrom } from '../agent/driver.js';
+import { modelFor } from '../agent/invocation.js';
+import type { Agent, CallKind } from '../ports/agent.js';
 import type { CallRecord } from '../ports/store.js';
 import type { RunContext } from './context.js';
 import type { RunDeps } from './deps.js';
@@ -11,7 +13,7 @@ import type { RunDeps } from './deps.js';
  */
 
 export interface InFlight {
-  kind: string;
+  kind: CallKind;
   loop: number;
   startedAt: number;
 }
@@ -41,13 +43,7 @@ export function trackingAgent(agent: Agent, tracker: CallTracker, now: () => num
 
 /** The row of a call cut short by a signal. */
 export function interruptedRecord(ctx: RunContext, deps: RunDeps, f: InFlight, runId: string, now: number): CallRecord {
-  const loopModel = deps.config.str('CHALK_MODEL');
-  const model =
-    f.kind === 'spec-check'
-      ? deps.config.str('CHALK_CHEAP_MODEL')
-      : f.kind === 'review'
-        ? deps.config.str('CHALK_REVIEW_MODEL') || loopModel
-        : loopModel;
+  const model = modelFor(f.kind, settingsFrom(deps.config));
   return {
     repo: ctx.repo,
     ticket: ctx.ticket,

@@ -1,3 +1,5 @@
+import { settingsFrom } from '../agent/driver.js';
+import { modelFor } from '../agent/invocation.js';
 import type { ReviewAnswer } from '../ports/agent.js';
 import type { Log } from '../ports/log.js';
 import type { SandboxSession } from '../ports/sandbox.js';
@@ -41,7 +43,7 @@ export async function finalReview(
   });
   const { answer, verdict } = await readOnlyCall('review', prompt, ctx, deps, session, {
     runId: opts.runId,
-    model: deps.config.str('CHALK_REVIEW_MODEL') || deps.config.str('CHALK_MODEL'),
+    model: modelFor('review', settingsFrom(deps.config)),
     signal: opts.signal,
   });
   const summary = answer?.summary?.trim() ?? '';
