@@ -52,6 +52,36 @@ function makeRepo(label) {
 const sandbox = new DockerSandbox({ image, tmpfsSize: '512m', telemetry: null, env: {}, handleSignals: true });
 const user = process.getuid?.() === 0 ? '10001:10001' : `${process.getuid()}:${process.getgid()}`;
 
+/** The container the harness would start, started by hand with the docker CLI (same flags). */
+function startHandContainer(name, r) {
+  docker(
+    'run',
+    '-d',
+    '--name',
+    name,
+    '--init',
+    '--user',
+    user,
+    '--cap-drop',
+    'ALL',
+    '--security-opt',
+    'no-new-privileges',
+    '--tmpfs',
+    '/work:rw,exec,mode=1777,size=512m',
+    '--tmpfs',
+    '/home/chalk:rw,exec,mode=1777,size=1g',
+    '-v',
+    `${join(r.root, '.git')}:/src.git:ro`,
+    '-v',
+    `${r.io}:/chalk`,
+    '-e',
+    'HOME=/home/chalk',
+    image,
+    'sleep',
+    'infinity',
+  );
+}
+
 // ---- 1. start + clone -------------------------------------------------------
 const startHarness = [];
 const startHand = [];
@@ -76,32 +106,7 @@ for (let i = 0; i < starts; i++) {
     const r = makeRepo(`m${i}`);
     const name = `chalk-bench-hand-${process.pid}-${i}`;
     const t0 = now();
-    docker(
-      'run',
-      '-d',
-      '--name',
-      name,
-      '--init',
-      '--user',
-      user,
-      '--cap-drop',
-      'ALL',
-      '--security-opt',
-      'no-new-privileges',
-      '--tmpfs',
-      '/work:rw,exec,mode=1777,size=512m',
-      '--tmpfs',
-      '/home/chalk:rw,exec,mode=1777,size=1g',
-      '-v',
-      `${join(r.root, '.git')}:/src.git:ro`,
-      '-v',
-      `${r.io}:/chalk`,
-      '-e',
-      'HOME=/home/chalk',
-      image,
-      'sleep',
-      'infinity',
-    );
+    startHandContainer(name, r);
     docker(
       'exec',
       name,
@@ -128,32 +133,7 @@ const s = await sandbox.open({
 await s.clone();
 const m = makeRepo('loop-m');
 const hand = `chalk-bench-hand-loop-${process.pid}`;
-docker(
-  'run',
-  '-d',
-  '--name',
-  hand,
-  '--init',
-  '--user',
-  user,
-  '--cap-drop',
-  'ALL',
-  '--security-opt',
-  'no-new-privileges',
-  '--tmpfs',
-  '/work:rw,exec,mode=1777,size=512m',
-  '--tmpfs',
-  '/home/chalk:rw,exec,mode=1777,size=1g',
-  '-v',
-  `${join(m.root, '.git')}:/src.git:ro`,
-  '-v',
-  `${m.io}:/chalk`,
-  '-e',
-  'HOME=/home/chalk',
-  image,
-  'sleep',
-  'infinity',
-);
+startHandContainer(hand, m);
 docker(
   'exec',
   hand,
