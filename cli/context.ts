@@ -1,10 +1,8 @@
 import { type Config, loadConfig } from '../core/config/config.js';
-import { bootKernel } from '../core/kernel/boot.js';
 import { ConsoleLog } from '../core/kernel/console-log.js';
 import type { Kernel } from '../core/kernel/kernel.js';
 import type { Log } from '../core/ports/log.js';
 import { worktreeRoot } from '../core/repo/git.js';
-import { BUILTIN_PLUGINS } from '../plugins/builtin.js';
 
 /** What most commands start from: the repository (if any), its configuration and a log. */
 export interface CommandContext {
@@ -23,6 +21,12 @@ export async function commandContext(): Promise<CommandContext> {
 /** The context plus a kernel with every built-in and CHALK_PLUGINS plugin registered. */
 export async function kernelContext(ctx?: CommandContext): Promise<CommandContext & { kernel: Kernel }> {
   const c = ctx ?? (await commandContext());
+  // Imported here, not at the top: commands that need no kernel (config, init, new) never load
+  // tsyringe, tapable or the plugin list, which keeps their start-up fast.
+  const [{ bootKernel }, { BUILTIN_PLUGINS }] = await Promise.all([
+    import('../core/kernel/boot.js'),
+    import('../plugins/builtin.js'),
+  ]);
   const kernel = await bootKernel({ config: c.config, log: c.log, builtins: BUILTIN_PLUGINS });
   return { ...c, kernel };
 }

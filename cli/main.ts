@@ -31,9 +31,10 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`chalk: unknown command '${argv.join(' ')}'\n\n${usageText(version())}`);
     return 2;
   }
-  const { Cli } = await import('clipanion');
+  // Load clipanion and the command's module side by side.
+  const [{ Cli }, commandClass] = await Promise.all([import('clipanion'), entry.load()]);
   const cli = new Cli({ binaryName: 'chalk', binaryVersion: version(), enableCapture: false });
-  cli.register(await entry.load());
+  cli.register(commandClass);
   let command: Awaited<ReturnType<typeof cli.process>>;
   try {
     command = cli.process(argv, {
