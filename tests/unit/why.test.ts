@@ -96,6 +96,22 @@ afterEach(async () => {
   fake = null;
 });
 
+/** `chalk why` for TICKET with the test's decider, collecting what it prints and warns. */
+async function explain(root: string, env: NodeJS.ProcessEnv, decider: HttpDecider) {
+  const out: string[] = [];
+  const warn: string[] = [];
+  const code = await runWhy({
+    repo: 'shop',
+    root,
+    ticket: TICKET,
+    decider,
+    env,
+    out: (l) => out.push(l),
+    warn: (l) => warn.push(l),
+  });
+  return { code, out, warn };
+}
+
 describe('chalk why', () => {
   it('explains a detention from the run directory with a protocol-checking decider, and records its decisions', async () => {
     const { root, env, paths } = detainedRun();
@@ -108,17 +124,7 @@ describe('chalk why', () => {
       entry: { id: 'decider', url: fake.url, maxContextTokens: 4096, limit: { kind: 'concurrency', maxConcurrent: 1 } },
       token,
     });
-    const out: string[] = [];
-    const warn: string[] = [];
-    const code = await runWhy({
-      repo: 'shop',
-      root,
-      ticket: TICKET,
-      decider,
-      env,
-      out: (l) => out.push(l),
-      warn: (l) => warn.push(l),
-    });
+    const { code, out, warn } = await explain(root, env, decider);
     expect(code).toBe(0);
     expect(warn).toEqual([]);
     expect(fake.violations).toEqual([]);
@@ -163,17 +169,7 @@ describe('chalk why', () => {
       entry: { id: 'decider', url, maxContextTokens: 4096, limit: { kind: 'concurrency', maxConcurrent: 1 } },
       untrusted: () => untrustedReason(url, 'CHALK_DECIDER_URL', env),
     });
-    const out: string[] = [];
-    const warn: string[] = [];
-    const code = await runWhy({
-      repo: 'shop',
-      root,
-      ticket: TICKET,
-      decider,
-      env,
-      out: (l) => out.push(l),
-      warn: (l) => warn.push(l),
-    });
+    const { code, out, warn } = await explain(root, env, decider);
     expect(code).toBe(1);
     expect(warn).toHaveLength(1);
     expect(warn[0]).toContain('chalk decider trust http://decider.example.test');
