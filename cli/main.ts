@@ -1,6 +1,12 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
+import { TerminalStream } from '../core/text/terminal.js';
 import { findCommand, usageText } from './registry.js';
+
+// Every line a command prints may carry repository or sandbox text: both channels strip
+// control characters and escape sequences (core/text/terminal.ts), here and nowhere else.
+const stdout = new TerminalStream(process.stdout);
+const stderr = new TerminalStream(process.stderr);
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -11,24 +17,24 @@ function version(): string {
 function fail(err: unknown): number {
   const e = err as { name?: string; message?: string; exitCode?: number; stack?: string };
   const message = (e?.message ?? String(err)).split('\n')[0];
-  process.stderr.write(`chalk: ${message}\n`);
-  if (process.env.CHALK_DEBUG === '1' && e?.stack) process.stderr.write(`${e.stack}\n`);
+  stderr.write(`chalk: ${message}\n`);
+  if (process.env.CHALK_DEBUG === '1' && e?.stack) stderr.write(`${e.stack}\n`);
   return typeof e?.exitCode === 'number' ? e.exitCode : 1;
 }
 
 async function main(argv: string[]): Promise<number> {
   const [first] = argv;
   if (first === undefined || first === 'help' || first === '--help' || first === '-h') {
-    process.stdout.write(usageText(version()));
+    stdout.write(usageText(version()));
     return 0;
   }
   if (first === 'version' || first === '--version' || first === '-v') {
-    process.stdout.write(`${version()}\n`);
+    stdout.write(`${version()}\n`);
     return 0;
   }
   const entry = findCommand(argv);
   if (!entry) {
-    process.stderr.write(`chalk: unknown command '${argv.join(' ')}'\n\n${usageText(version())}`);
+    stderr.write(`chalk: unknown command '${argv.join(' ')}'\n\n${usageText(version())}`);
     return 2;
   }
   // Load clipanion and the command's module side by side.
@@ -39,14 +45,14 @@ async function main(argv: string[]): Promise<number> {
   try {
     command = cli.process(argv, {
       stdin: process.stdin,
-      stdout: process.stdout,
-      stderr: process.stderr,
+      stdout,
+      stderr,
       env: process.env,
       colorDepth: 1,
     });
   } catch (err) {
     const message = (err as Error).message.split('\n').find((l) => l.trim() !== '') ?? 'bad arguments';
-    process.stderr.write(`chalk: ${message.replace(/^Usage Error: /, '')}\nusage: ${entry.usage}\n`);
+    stderr.write(`chalk: ${message.replace(/^Usage Error: /, '')}\nusage: ${entry.usage}\n`);
     return 2;
   }
   try {

@@ -1,4 +1,5 @@
 import type { Log } from '../ports/log.js';
+import { forTerminal } from '../text/terminal.js';
 
 export interface ConsoleLogOptions {
   prefix?: string;
@@ -15,7 +16,11 @@ export function useColor(stream: NodeJS.WritableStream & { isTTY?: boolean }, en
 
 const paint = (on: boolean, code: number, s: string) => (on ? `\u001b[${code}m${s}\u001b[0m` : s);
 
-/** Lines to stdout (info) and stderr (warnings, errors), each with the log's prefix. */
+/**
+ * Lines to stdout (info) and stderr (warnings, errors), each with the log's prefix.
+ * Messages carry text from the repository and the sandbox, so control characters
+ * and escape sequences are stripped here, before Chalk's own colours are added.
+ */
 export class ConsoleLog implements Log {
   private readonly out: NodeJS.WritableStream;
   private readonly err: NodeJS.WritableStream;
@@ -27,22 +32,27 @@ export class ConsoleLog implements Log {
     this.color = opts.color ?? useColor(this.err as NodeJS.WritableStream & { isTTY?: boolean });
   }
 
-  private line(stream: NodeJS.WritableStream, text: string) {
-    const prefix = this.opts.prefix ?? '';
-    for (const l of text.split('\n')) stream.write(`${prefix}${l}\n`);
+  /** Writes the message line by line; `label` (Chalk's own, possibly coloured) starts the first line. */
+  private line(stream: NodeJS.WritableStream, message: string, label = '') {
+    const prefix = forTerminal(this.opts.prefix ?? '');
+    let first = label;
+    for (const l of forTerminal(message).split('\n')) {
+      stream.write(`${prefix}${first}${l}\n`);
+      first = '';
+    }
   }
 
   info(message: string) {
     this.line(this.out, message);
   }
   warn(message: string) {
-    this.line(this.err, `${paint(this.color, 33, 'warning:')} ${message}`);
+    this.line(this.err, message, `${paint(this.color, 33, 'warning:')} `);
   }
   error(message: string) {
-    this.line(this.err, `${paint(this.color, 31, 'error:')} ${message}`);
+    this.line(this.err, message, `${paint(this.color, 31, 'error:')} `);
   }
   debug(message: string) {
-    if (this.opts.debug ?? process.env.CHALK_DEBUG === '1') this.line(this.err, `debug: ${message}`);
+    if (this.opts.debug ?? process.env.CHALK_DEBUG === '1') this.line(this.err, message, 'debug: ');
   }
   child(prefix: string): Log {
     return new ConsoleLog({
