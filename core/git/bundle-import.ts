@@ -1,0 +1,268 @@
+import { randomBytes } from 'node:crypto';
+import { constants, createWriteStream, type Stats } from 'node:fs';
+import { lstat, mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import {
+  bundleHeads,
+  currentBranchName,
+  hostGit,
+  hostGitOk,
+  isAncestor,
+  oneLine,
+  refExists,
+  resolveCommit,
+  revParse,
+} from './host-git.js';
+
+/** The default cap on a sandbox's bundle. */
+export const BUNDLE_MAX_BYTES = 512 * 1024 * 1024;
+
+/** Why a bundle was refused. */
+export type BundleRejection =
+  | 'missing'
+  | 'not-a-file'
+  | 'too-large'
+  | 'unverified'
+  | 'heads'
+  | 'not-descendant'
+  | 'head-moved'
+  | 'bad-target'
+  | 'git';
+
+/** A refused bundle: one readable line; nothing was changed in the repository. */
+export class BundleImportError extends Error {
+  override name = 'BundleImportError';
+  constructor(
+    readonly reason: BundleRejection,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Where the bundle's commits go: fast-forward the checked-out `branch` (which
+ * must still be at `base`), or a new branch `detention/...` that must not exist.
+ */
+export type BundleTarget = { kind: 'fast-forward'; branch: string } | { kind: 'branch'; name: string };
+
+export interface ImportBundleOptions {
+  /** The worktree (the ticket branch is checked out here). */
+  cwd: string;
+  /** The bundle's host path (in a host directory the sandbox cannot reach). */
+  bundle: string;
+  /** The commit the sandbox started from: the bundle's tip must descend from it. */
+  base: string;
+  target: BundleTarget;
+  /** Default BUNDLE_MAX_BYTES (512 MiB). */
+  maxBytes?: number;
+}
+
+export interface ImportedBundle {
+  /** The bundle's tip: the new HEAD, or the new branch's tip. */
+  tip: string;
+  /** The ref that now points at `tip` (`refs/heads/...`). */
+  ref: string;
+}
+
+const refuse = (reason: BundleRejection, message: string) => new BundleImportError(reason, message);
+const short = (sha: string) => sha.slice(0, 12);
+const HEX_OID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+/** A head name we pass on in a refspec: HEAD or a plain ref, no refspec syntax. */
+const HEAD_NAME = /^(?:HEAD|refs\/[A-Za-z0-9._/-]+)$/;
+
+function kindOf(st: Stats): string | null {
+  if (st.isFile()) return null;
+  if (st.isSymbolicLink()) return 'a symlink';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isDirectory()) return 'a directory';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+const mib = (n: number) => `${Math.ceil(n / (1024 * 1024))} MiB`;
+
+/**
+ * Copies the bundle into `dir` after checking it is a regular file under the
+ * cap. The copy is read through a descriptor opened without following a
+ * symlink (and without blocking on a FIFO) and checked again there, so what
+ * git reads afterwards is what was checked, whatever the sandbox swaps in.
+ */
+async function privateCopy(path: string, dir: string, maxBytes: number): Promise<string> {
+  let st: Stats;
+  try {
+    st = await lstat(path);
+  } catch {
+    throw refuse('missing', "the sandbox's bundle is missing");
+  }
+  const kind = kindOf(st);
+  if (kind) throw refuse('not-a-file', `the sandbox's bundle is ${kind}`);
+  if (st.size > maxBytes) {
+    throw refuse('too-large', `the sandbox's bundle is ${mib(st.size)}, over the ${mib(maxBytes)} cap`);
+  }
+  let fd: Awaited<ReturnType<typeof open>>;
+  try {
+    fd = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw refuse('not-a-file', `the sandbox's bundle ${code === 'ELOOP' ? 'is a symlink' : 'cannot be opened'}`);
+  }
+  try {
+    const again = await fd.stat();
+    if (!again.isFile() || again.ino !== st.ino || again.dev !== st.dev) {
+      throw refuse('not-a-file', `the sandbox's bundle changed while it was checked`);
+    }
+    const copy = join(dir, 'in.bundle');
+    const out = createWriteStream(copy, { flags: 'wx', mode: 0o600 });
+    // Reads at most one byte more than the cap: a file that grew is caught below.
+    await pipeline(fd.createReadStream({ start: 0, end: maxBytes, autoClose: false }), out);
+    if (out.bytesWritten > maxBytes) {
+      throw refuse('too-large', `the sandbox's bundle grew over the ${mib(maxBytes)} cap`);
+    }
+    return copy;
+  } finally {
+    await fd.close();
+  }
+}
+
+const FETCH = ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-recurse-submodules', '--no-auto-gc'];
+
+/**
+ * Fetches the bundle's head into a throwaway bare repository that borrows the
+ * worktree's objects (alternates) and checks there that the tip descends from
+ * `base`. Nothing is written to the user's repository: a bundle of someone
+ * else's history leaves none of its objects in the user's store.
+ */
+async function checkInQuarantine(o: {
+  cwd: string;
+  dir: string;
+  copy: string;
+  head: { sha: string; name: string };
+  base: string;
+}): Promise<void> {
+  const objects = await hostGitOk(['rev-parse', '--path-format=absolute', '--git-path', 'objects'], { cwd: o.cwd });
+  const q = join(o.dir, 'quarantine.git');
+  await hostGitOk(['init', '--quiet', '--bare', '--template=', q], { cwd: o.dir });
+  await mkdir(join(q, 'objects', 'info'), { recursive: true });
+  await writeFile(join(q, 'objects', 'info', 'alternates'), `${objects}\n`);
+  const probe = 'refs/chalk/quarantine';
+  const f = await hostGit(['-c', 'fetch.fsckObjects=true', ...FETCH, o.copy, `${o.head.name}:${probe}`], { cwd: q });
+  if (f.code !== 0) throw refuse('unverified', `the sandbox's bundle could not be read: ${oneLine(f.stderr)}`);
+  const got = await revParse(q, probe);
+  if (got !== o.head.sha) throw refuse('unverified', `the sandbox's bundle's head does not match its header`);
+  if (!(await isAncestor(q, { ancestor: o.base, descendant: got }))) {
+    throw refuse('not-descendant', `the sandbox's bundle's tip ${short(got)} does not descend from ${short(o.base)}`);
+  }
+}
+
+/**
+ * The host's only way to take commits from a sandbox. The bundle must be a
+ * regular file under the cap, pass `git bundle verify`, have exactly one head,
+ * and its tip must descend from `base` (checked in a quarantine repository
+ * before anything reaches the user's store); then it is fetched into a
+ * temporary ref (`refs/chalk/incoming/<random>`, always deleted) and either
+ * fast-forwards the checked-out branch (still at `base`; `merge --ff-only`
+ * with hooks off) or becomes a new `detention/...` branch (create-only
+ * `update-ref`). Any failure is a BundleImportError with one line, and no ref
+ * is changed.
+ */
+export async function importBundle(o: ImportBundleOptions): Promise<ImportedBundle> {
+  const maxBytes = o.maxBytes ?? BUNDLE_MAX_BYTES;
+  const cwd = o.cwd;
+  const ref = await targetRef(o);
+  const base = HEX_OID.test(o.base) ? await resolveCommit(cwd, o.base) : null;
+  if (!base) throw refuse('bad-target', `the sandbox's base ${oneLine(o.base)} is not a commit in ${cwd}`);
+  const dir = await mkdtemp(join(tmpdir(), 'chalk-bundle-'));
+  try {
+    const copy = await privateCopy(o.bundle, dir, maxBytes);
+    const verify = await hostGit(['bundle', 'verify', '--quiet', copy], { cwd });
+    if (verify.code !== 0) {
+      const why = oneLine(verify.stderr.replaceAll(copy, 'bundle')).replace(/^error: /, '');
+      throw refuse('unverified', `the sandbox's bundle does not verify${why ? `: ${why}` : ''}`);
+    }
+    const heads = await bundleHeads(cwd, copy).catch(() => null);
+    if (!heads) throw refuse('unverified', `the sandbox's bundle lists no heads`);
+    const head = heads[0];
+    if (heads.length !== 1 || !head) {
+      throw refuse('heads', `the sandbox's bundle has ${heads.length} heads (expected exactly one)`);
+    }
+    if (!HEX_OID.test(head.sha) || !HEAD_NAME.test(head.name) || head.name.includes('..')) {
+      throw refuse('heads', `the sandbox's bundle names its head oddly: '${oneLine(head.name)}'`);
+    }
+    await checkInQuarantine({ cwd, dir, copy, head, base });
+    await checkTarget(o, ref, base);
+    return await fetchAndMove({ cwd, copy, head, base, ref, target: o.target });
+  } catch (err) {
+    if (err instanceof BundleImportError) throw err;
+    throw refuse(
+      'git',
+      `could not take the sandbox's bundle: ${oneLine(err instanceof Error ? err.message : String(err))}`,
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function targetRef(o: ImportBundleOptions): Promise<string> {
+  const name = o.target.kind === 'fast-forward' ? o.target.branch : o.target.name;
+  if (o.target.kind === 'branch' && !name.startsWith('detention/')) {
+    throw refuse('bad-target', `a bundle becomes a detention/... branch, not '${oneLine(name)}'`);
+  }
+  const ok = await hostGit(['check-ref-format', `refs/heads/${name}`], { cwd: o.cwd });
+  if (ok.code !== 0 || name.startsWith('-')) throw refuse('bad-target', `'${oneLine(name)}' is not a branch name`);
+  return `refs/heads/${name}`;
+}
+
+/** The target as the caller said: the branch checked out at `base`, or a branch that does not exist yet. */
+async function checkTarget(o: ImportBundleOptions, ref: string, base: string): Promise<void> {
+  if (o.target.kind === 'branch') {
+    if (await refExists(o.cwd, ref)) throw refuse('bad-target', `branch ${o.target.name} already exists`);
+    return;
+  }
+  const branch = await currentBranchName(o.cwd);
+  if (branch !== o.target.branch) {
+    throw refuse('head-moved', `${o.cwd} has ${branch ?? 'a detached HEAD'} checked out, not ${o.target.branch}`);
+  }
+  const head = await revParse(o.cwd, 'HEAD');
+  if (head !== base) {
+    throw refuse(
+      'head-moved',
+      `${o.target.branch} moved to ${short(head)} while the sandbox worked from ${short(base)}`,
+    );
+  }
+}
+
+async function fetchAndMove(o: {
+  cwd: string;
+  copy: string;
+  head: { sha: string; name: string };
+  base: string;
+  ref: string;
+  target: BundleTarget;
+}): Promise<ImportedBundle> {
+  const incoming = `refs/chalk/incoming/${randomBytes(8).toString('hex')}`;
+  try {
+    const f = await hostGit(['-c', 'fetch.fsckObjects=true', ...FETCH, o.copy, `${o.head.name}:${incoming}`], {
+      cwd: o.cwd,
+    });
+    if (f.code !== 0) throw refuse('unverified', `the sandbox's bundle could not be fetched: ${oneLine(f.stderr)}`);
+    const tip = await revParse(o.cwd, incoming);
+    if (tip !== o.head.sha || !(await isAncestor(o.cwd, { ancestor: o.base, descendant: tip }))) {
+      throw refuse('not-descendant', `the sandbox's bundle's tip ${short(tip)} does not descend from ${short(o.base)}`);
+    }
+    if (o.target.kind === 'branch') {
+      const zero = '0'.repeat(tip.length);
+      await hostGitOk(['update-ref', '-m', 'chalk: detention', o.ref, tip, zero], { cwd: o.cwd });
+    } else {
+      await hostGitOk(['merge', '--ff-only', '--quiet', '--no-stat', tip], { cwd: o.cwd });
+      const now = await revParse(o.cwd, 'HEAD');
+      if (now !== tip) throw refuse('head-moved', `${o.target.branch} is at ${short(now)} after the fast-forward`);
+    }
+    return { tip, ref: o.ref };
+  } finally {
+    await hostGit(['update-ref', '-d', incoming], { cwd: o.cwd });
+  }
+}
