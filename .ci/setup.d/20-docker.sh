@@ -6,11 +6,28 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 log=/var/log/chalk-dockerd.log
+# The engine also listens on a second, loopback-only address, so the
+# remote-engine test (tests/e2e/hostile-*.test.ts) reaches it the way it would
+# reach a remote one: DOCKER_HOST, no shared socket path, no host mounts.
+remote=tcp://127.0.0.1:2375
+hosts=(-H unix:///var/run/docker.sock -H "$remote")
+
+# A dockerd started before the second address existed: restart it with both
+# (containers stop; images and volumes stay).
+if docker info >/dev/null 2>&1 && ! docker -H "$remote" info >/dev/null 2>&1; then
+  pid=$(pgrep -x dockerd || true)
+  if [ -n "$pid" ]; then
+    echo "restarting dockerd $pid to add $remote"
+    kill "$pid"
+    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+    kill -0 "$pid" 2>/dev/null && { echo "dockerd $pid did not stop within 60 s" >&2; exit 1; }
+  fi
+fi
 
 if ! docker info >/dev/null 2>&1; then
   if ! pgrep -x dockerd >/dev/null; then
     echo "starting dockerd (log: $log)"
-    setsid nohup dockerd >"$log" 2>&1 </dev/null &
+    setsid nohup dockerd "${hosts[@]}" >"$log" 2>&1 </dev/null &
   fi
   for _ in $(seq 1 60); do
     docker info >/dev/null 2>&1 && break
@@ -19,6 +36,8 @@ if ! docker info >/dev/null 2>&1; then
   docker info >/dev/null 2>&1 || { echo "dockerd did not come up within 60 s:" >&2; tail -n 20 "$log" >&2; exit 1; }
 fi
 echo "docker engine $(docker version -f '{{.Server.Version}}')"
+docker -H "$remote" info >/dev/null 2>&1 || { echo "dockerd does not answer on $remote" >&2; exit 1; }
+echo "export CHALK_TEST_DOCKER_REMOTE=$remote" >>"${CHALK_CI_ENV:-/dev/null}"
 
 base=chalk-debian-base:bookworm
 share/sandbox/make-base-image.sh "$base"
