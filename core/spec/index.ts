@@ -3,11 +3,12 @@ export {
   type Checkpoint,
   checkpoints,
   newlyTicked,
-  OPEN_LINE,
   openCount,
+  type SpecLine,
+  specLines,
   specTitle,
-  TICKED_LINE,
   tickedCount,
+  untickAll,
 } from './checkpoints.js';
 export { gitBlobHash } from './git-blob.js';
-export { clearStamp, readStamp, STAMP_FILE, specStamp, stampMatches, untickAll, writeStamp } from './stamp.js';
+export { clearStamp, readStamp, STAMP_FILE, specStamp, stampMatches, writeStamp } from './stamp.js';

@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { untickAll } from './checkpoints.js';
 import { gitBlobHash } from './git-blob.js';
 
 /**
@@ -15,11 +16,6 @@ import { gitBlobHash } from './git-blob.js';
  *   edit, to a checkpoint's words or to the context, invalidates it.
  */
 export const STAMP_FILE = 'spec-check.ok';
-
-/** The spec as if no checkpoint were ticked: the first box on each checkpoint line turns back to `- [ ]`. */
-export function untickAll(spec: string): string {
-  return spec.replace(/^([ \t\v\f]*)- \[[xX]\]/gm, '$1- [ ]');
-}
 
 export function specStamp(spec: string): string {
   return gitBlobHash(untickAll(spec));
