@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../errors.js';
+import { readRepoFile } from '../fs/repo-file.js';
 import { KEY_BY_NAME, KEYS, type KeySpec } from './keys.js';
 
 export type Source = 'env' | 'file' | 'default';
@@ -112,14 +112,35 @@ export class Config {
 
 const warnedUnknown = new Set<string>();
 
+/** `.chalk/config`, relative to the repository root. */
+export const CONFIG_FILE = '.chalk/config';
+/** The largest `.chalk/config` read. */
+export const CONFIG_MAX_BYTES = 1024 * 1024;
+
+/**
+ * The repository's `.chalk/config`, parsed, or null when there is none (or no repository).
+ * Read as hostile input (core/fs/repo-file.ts): a symlinked `.chalk` or config, a FIFO or an
+ * oversized file is a ConfigError, one line.
+ */
+export function readConfigFile(root: string | null): ParsedFile | null {
+  if (!root) return null;
+  let text: string | null;
+  try {
+    text = readRepoFile(root, CONFIG_FILE, { maxBytes: CONFIG_MAX_BYTES, what: CONFIG_FILE });
+  } catch (err) {
+    if (err instanceof UserError) throw new ConfigError(err.message);
+    throw err;
+  }
+  return text === null ? null : parseConfigFile(text);
+}
+
 /** Environment > file > default; an empty environment value means the default. */
 export function loadConfig(opts: LoadOptions): Config {
   const env = opts.env ?? process.env;
   const warn = opts.warn ?? ((line: string) => process.stderr.write(`warning: ${line}\n`));
-  let file: ParsedFile = { values: new Map(), unknown: [] };
-  const path = opts.root ? join(opts.root, '.chalk', 'config') : null;
-  if (path && existsSync(path)) {
-    file = parseConfigFile(readFileSync(path, 'utf8'));
+  const file = readConfigFile(opts.root) ?? { values: new Map(), unknown: [] };
+  if (opts.root) {
+    const path = join(opts.root, CONFIG_FILE);
     for (const key of file.unknown) {
       const id = `${path}\0${key}`;
       if (warnedUnknown.has(id)) continue;

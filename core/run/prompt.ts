@@ -1,6 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { UserError } from '../errors.js';
+import { readRepoFile } from '../fs/repo-file.js';
 import type { PromptContext } from '../kernel/hooks.js';
 import { SHARE_DIR } from '../paths.js';
 import { PROMPT_NAMES, type PromptName } from '../setup/prompts.js';
@@ -38,11 +39,16 @@ export interface LoadedPrompt {
 export const specFile = (ticket: string) => `specs/${ticket}.md`;
 export const notesFile = (ticket: string) => `specs/${ticket}.notes.md`;
 
+/** The largest prompt override or textbook read from a repository. */
+export const PROMPT_MAX_BYTES = 256 * 1024;
+
 export function loadPrompt(name: PromptName, source: PromptSource): LoadedPrompt {
   const override = join('.chalk', 'prompts', `${name}.md`);
-  if (source.root && existsSync(join(source.root, override))) {
-    return { name, text: readFileSync(join(source.root, override), 'utf8'), path: override, overridden: true };
-  }
+  // Read as hostile input: no symlink anywhere on the way (`.chalk` included), a regular file, capped.
+  const text = source.root
+    ? readRepoFile(source.root, override, { maxBytes: PROMPT_MAX_BYTES, what: 'the prompt override' })
+    : null;
+  if (text !== null) return { name, text, path: override, overridden: true };
   const shipped = join(source.shippedDir ?? join(SHARE_DIR, 'prompts'), `${name}.md`);
   return { name, text: readFileSync(shipped, 'utf8'), path: shipped, overridden: false };
 }
@@ -211,12 +217,13 @@ export function buildBreakdownPrompt(source: PromptSource, epic: string): string
 
 // --- the prompt set ----------------------------------------------------------------
 
-/** The textbook's text (`CHALK_TEXTBOOK`, relative to the worktree), or null when there is none. */
+/**
+ * The textbook's text (`CHALK_TEXTBOOK`, a path inside the worktree), or null when there is none.
+ * An absolute path, `..`, a symlink on the way or anything but a regular file is refused with one line.
+ */
 export function readTextbook(root: string | null, path: string): string | null {
-  if (path === '') return null;
-  const full = isAbsolute(path) ? path : root ? join(root, path) : null;
-  if (!full || !existsSync(full)) return null;
-  return readFileSync(full, 'utf8');
+  if (path === '' || !root) return null;
+  return readRepoFile(root, path, { maxBytes: PROMPT_MAX_BYTES, what: 'CHALK_TEXTBOOK' });
 }
 
 /**
