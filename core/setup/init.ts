@@ -2,6 +2,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { dirname, join } from 'node:path';
 import { configTemplate } from '../config/template.js';
 import { SHARE_DIR } from '../paths.js';
+import { GITHUB_WORKFLOW, GITLAB_CI, GITLAB_INCLUDE } from './gate-files.js';
 
 export type InitAction = 'created' | 'kept' | 'updated' | 'action';
 export interface InitLine {
@@ -11,7 +12,6 @@ export interface InitLine {
 }
 
 const CLAUDE_MARKER = 'Chalk agent rules';
-const GITLAB_INCLUDE = '.gitlab/chalk.gitlab-ci.yml';
 
 const template = (name: string) => readFileSync(join(SHARE_DIR, 'templates', name), 'utf8');
 
@@ -45,19 +45,19 @@ export function initRepository(root: string, forge: 'github' | 'gitlab' | 'none'
   }
 
   if (forge === 'github') {
-    lines.push(writeIfAbsent(root, '.github/workflows/chalk.yml', template('github/chalk.yml')));
+    lines.push(writeIfAbsent(root, GITHUB_WORKFLOW, template('github/chalk.yml')));
   } else if (forge === 'gitlab') {
     lines.push(writeIfAbsent(root, GITLAB_INCLUDE, template('gitlab/chalk.gitlab-ci.yml')));
-    const ci = join(root, '.gitlab-ci.yml');
+    const ci = join(root, GITLAB_CI);
     if (!existsSync(ci)) {
       writeFileSync(ci, `include:\n  - local: ${GITLAB_INCLUDE}\n`);
-      lines.push({ action: 'created', path: '.gitlab-ci.yml' });
+      lines.push({ action: 'created', path: GITLAB_CI });
     } else if (readFileSync(ci, 'utf8').includes('chalk.gitlab-ci.yml')) {
-      lines.push({ action: 'kept', path: '.gitlab-ci.yml' });
+      lines.push({ action: 'kept', path: GITLAB_CI });
     } else {
       lines.push({
         action: 'action',
-        path: '.gitlab-ci.yml',
+        path: GITLAB_CI,
         note: `add "include: [{local: ${GITLAB_INCLUDE}}]" to .gitlab-ci.yml so merge requests run Chalk's gate`,
       });
     }
