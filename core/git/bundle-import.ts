@@ -29,6 +29,7 @@ export type BundleRejection =
   | 'not-descendant'
   | 'head-moved'
   | 'bad-target'
+  | 'inspected'
   | 'git';
 
 /** A refused bundle: one readable line; nothing was changed in the repository. */
@@ -58,6 +59,11 @@ export interface ImportBundleOptions {
   target: BundleTarget;
   /** Default BUNDLE_MAX_BYTES (512 MiB). */
   maxBytes?: number;
+  /**
+   * Looks at the tip (fetched, not yet moved to) with host git before any ref
+   * moves; a returned line refuses the import (`inspected`; the loop's guard uses this).
+   */
+  inspect?: (tip: string) => Promise<string | null>;
 }
 
 export interface ImportedBundle {
@@ -83,7 +89,9 @@ function kindOf(st: Stats): string | null {
   return 'not a regular file';
 }
 
-const mib = (n: number) => `${Math.ceil(n / (1024 * 1024))} MiB`;
+const MIB = 1024 * 1024;
+const size = (n: number) => (n >= MIB ? `${(n / MIB).toFixed(1).replace(/\.0$/, '')} MiB` : `${n} bytes`);
+const cap = (n: number) => (n >= MIB ? `${(n / MIB).toFixed(1).replace(/\.0$/, '')} MiB` : `${n}-byte`);
 
 /**
  * Copies the bundle into `dir` after checking it is a regular file under the
@@ -101,7 +109,7 @@ async function privateCopy(path: string, dir: string, maxBytes: number): Promise
   const kind = kindOf(st);
   if (kind) throw refuse('not-a-file', `the sandbox's bundle is ${kind}`);
   if (st.size > maxBytes) {
-    throw refuse('too-large', `the sandbox's bundle is ${mib(st.size)}, over the ${mib(maxBytes)} cap`);
+    throw refuse('too-large', `the sandbox's bundle is ${size(st.size)}, over the ${cap(maxBytes)} cap`);
   }
   let fd: Awaited<ReturnType<typeof open>>;
   try {
@@ -120,7 +128,7 @@ async function privateCopy(path: string, dir: string, maxBytes: number): Promise
     // Reads at most one byte more than the cap: a file that grew is caught below.
     await pipeline(fd.createReadStream({ start: 0, end: maxBytes, autoClose: false }), out);
     if (out.bytesWritten > maxBytes) {
-      throw refuse('too-large', `the sandbox's bundle grew over the ${mib(maxBytes)} cap`);
+      throw refuse('too-large', `the sandbox's bundle grew over the ${cap(maxBytes)} cap`);
     }
     return copy;
   } finally {
@@ -194,7 +202,7 @@ export async function importBundle(o: ImportBundleOptions): Promise<ImportedBund
     }
     await checkInQuarantine({ cwd, dir, copy, head, base });
     await checkTarget(o, ref, base);
-    return await fetchAndMove({ cwd, copy, head, base, ref, target: o.target });
+    return await fetchAndMove({ cwd, copy, head, base, ref, target: o.target, inspect: o.inspect });
   } catch (err) {
     if (err instanceof BundleImportError) throw err;
     throw refuse(
@@ -242,6 +250,7 @@ async function fetchAndMove(o: {
   base: string;
   ref: string;
   target: BundleTarget;
+  inspect?: (tip: string) => Promise<string | null>;
 }): Promise<ImportedBundle> {
   const incoming = `refs/chalk/incoming/${randomBytes(8).toString('hex')}`;
   try {
@@ -253,6 +262,8 @@ async function fetchAndMove(o: {
     if (tip !== o.head.sha || !(await isAncestor(o.cwd, { ancestor: o.base, descendant: tip }))) {
       throw refuse('not-descendant', `the sandbox's bundle's tip ${short(tip)} does not descend from ${short(o.base)}`);
     }
+    const refusal = (await o.inspect?.(tip)) ?? null;
+    if (refusal !== null) throw refuse('inspected', refusal);
     if (o.target.kind === 'branch') {
       const zero = '0'.repeat(tip.length);
       await hostGitOk(['update-ref', '-m', 'chalk: detention', o.ref, tip, zero], { cwd: o.cwd });

@@ -1,0 +1,320 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { BundleImportError, type ImportBundleOptions, importBundle } from '../../core/git/bundle-import.js';
+import { createBundle, diffNumstat, hostGit, push, statusPorcelain } from '../../core/git/host-git.js';
+import { tempDir } from '../helpers/cli.js';
+
+/** Test-side git: plain git, hooks and all, so the controls show the hooks are live. */
+function git(cwd: string, ...args: string[]): string {
+  const r = spawnSync('git', args, { cwd, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout.trim();
+}
+const gitCode = (cwd: string, ...args: string[]) => spawnSync('git', args, { cwd, encoding: 'utf8' }).status;
+
+const HOOKS = ['post-merge', 'post-checkout', 'pre-push', 'reference-transaction', 'pre-commit', 'post-rewrite'];
+const HOOK_DIRS = ['.husky', '.githooks', '.git/hooks'] as const;
+type HookDir = (typeof HOOK_DIRS)[number];
+
+interface World {
+  dir: string;
+  /** The user's repository, with the ticket branch checked out. */
+  work: string;
+  origin: string;
+  /** The sandbox's clone. */
+  sandbox: string;
+  /** Where hooks leave their marks. */
+  sentinels: string;
+  base: string;
+  /** Another repository on the host, with its own bundle. */
+  other: { dir: string; bundle: string; commit: string; blob: string };
+}
+
+function writeHooks(dir: string, sentinels: string, tag: string): void {
+  mkdirSync(dir, { recursive: true });
+  for (const h of HOOKS) {
+    writeFileSync(join(dir, h), `#!/bin/sh\ntouch '${sentinels}/${tag}-${h}'\nexit 0\n`);
+    chmodSync(join(dir, h), 0o755);
+  }
+}
+
+/** The hooks the agent committed (`.husky/`, `.githooks/`) and the user's own (`.git/hooks/`), one set active. */
+function makeWorld(active: HookDir): World {
+  const dir = tempDir('chalk-host-git-');
+  const sentinels = join(dir, 'sentinels');
+  mkdirSync(sentinels);
+  const origin = join(dir, 'origin.git');
+  git(dir, 'init', '-q', '--bare', '-b', 'main', origin);
+  const work = join(dir, 'shop');
+  mkdirSync(work);
+  git(work, 'init', '-q', '-b', 'main');
+  git(work, 'config', 'user.email', 'test@example.com');
+  git(work, 'config', 'user.name', 'Test');
+  writeFileSync(join(work, 'app.txt'), 'one\n');
+  writeHooks(join(work, '.husky'), sentinels, 'husky');
+  writeHooks(join(work, '.githooks'), sentinels, 'githooks');
+  git(work, 'add', '-A');
+  git(work, 'commit', '-q', '-m', 'start');
+  git(work, 'remote', 'add', 'origin', origin);
+  git(work, 'checkout', '-q', '-b', 'chalk/SHOP-1');
+  writeHooks(join(work, '.git', 'hooks'), sentinels, 'githooks-dir');
+  if (active !== '.git/hooks') git(work, 'config', 'core.hooksPath', active);
+  const base = git(work, 'rev-parse', 'HEAD');
+
+  const sandbox = join(dir, 'sandbox');
+  git(dir, 'clone', '-q', '--no-local', '-b', 'chalk/SHOP-1', work, sandbox);
+  git(sandbox, 'config', 'user.email', 'agent@example.com');
+  git(sandbox, 'config', 'user.name', 'Agent');
+
+  const otherDir = join(dir, 'elsewhere');
+  mkdirSync(otherDir);
+  git(otherDir, 'init', '-q', '-b', 'main');
+  git(otherDir, 'config', 'user.email', 'x@example.com');
+  git(otherDir, 'config', 'user.name', 'X');
+  writeFileSync(join(otherDir, 'secret.txt'), `another repository's secret ${dir}\n`);
+  git(otherDir, 'add', '-A');
+  git(otherDir, 'commit', '-q', '-m', 'private history');
+  const otherBundle = join(dir, 'elsewhere.bundle');
+  git(otherDir, 'bundle', 'create', '-q', otherBundle, 'main');
+  const other = {
+    dir: otherDir,
+    bundle: otherBundle,
+    commit: git(otherDir, 'rev-parse', 'HEAD'),
+    blob: git(otherDir, 'rev-parse', 'HEAD:secret.txt'),
+  };
+  // Everything above was set up with plain git: start counting from nothing.
+  for (const f of readdirSync(sentinels)) spawnSync('rm', ['-f', join(sentinels, f)]);
+  return { dir, work, origin, sandbox, sentinels, base, other };
+}
+
+/** The agent's work in the sandbox, exported the way a sandbox does: base..HEAD. */
+function agentWork(w: World, name = 'out.bundle'): { bundle: string; tip: string } {
+  writeFileSync(join(w.sandbox, 'app.txt'), 'one\ntwo\n');
+  git(w.sandbox, 'commit', '-q', '-am', 'agent: two');
+  const bundle = join(w.dir, name);
+  git(w.sandbox, 'bundle', 'create', '-q', bundle, `${w.base}..HEAD`);
+  return { bundle, tip: git(w.sandbox, 'rev-parse', 'HEAD') };
+}
+
+const marks = (w: World) => readdirSync(w.sentinels).sort();
+const refsOf = (w: World) => ({
+  refs: git(w.work, 'for-each-ref', '--format=%(refname) %(objectname)'),
+  head: git(w.work, 'symbolic-ref', 'HEAD'),
+  sha: git(w.work, 'rev-parse', 'HEAD'),
+});
+
+describe.each(HOOK_DIRS)('host git runs no hook from %s', (active) => {
+  let w: World;
+  beforeEach(() => {
+    w = makeWorld(active);
+  });
+
+  it('control: plain git runs the hooks in this setup', () => {
+    git(w.work, 'commit', '-q', '--allow-empty', '-m', 'plain');
+    expect(marks(w).length).toBeGreaterThan(0);
+  });
+
+  it('fast-forwards the ticket branch from a bundle', async () => {
+    const { bundle, tip } = agentWork(w);
+    const r = await importBundle({
+      cwd: w.work,
+      bundle,
+      base: w.base,
+      target: { kind: 'fast-forward', branch: 'chalk/SHOP-1' },
+    });
+    expect(r).toEqual({ tip, ref: 'refs/heads/chalk/SHOP-1' });
+    expect(git(w.work, 'rev-parse', 'HEAD')).toBe(tip);
+    expect(git(w.work, 'status', '--porcelain')).toBe('');
+    expect(git(w.work, 'for-each-ref', 'refs/chalk/')).toBe('');
+    expect(marks(w)).toEqual([]);
+  });
+
+  it('parks a bundle on a new detention branch', async () => {
+    const { bundle, tip } = agentWork(w);
+    const target = { kind: 'branch', name: 'detention/SHOP-1-100' } as const;
+    const r = await importBundle({ cwd: w.work, bundle, base: w.base, target });
+    expect(r).toEqual({ tip, ref: 'refs/heads/detention/SHOP-1-100' });
+    expect(git(w.work, 'rev-parse', 'detention/SHOP-1-100')).toBe(tip);
+    expect(git(w.work, 'rev-parse', 'HEAD')).toBe(w.base);
+    expect(git(w.work, 'for-each-ref', 'refs/chalk/')).toBe('');
+    expect(marks(w)).toEqual([]);
+  });
+
+  it('pushes to a local bare origin without pre-push', async () => {
+    const r = await push(w.work, { remote: 'origin', branch: 'chalk/SHOP-1', setUpstream: true });
+    expect(r.code).toBe(0);
+    expect(git(w.origin, 'rev-parse', 'refs/heads/chalk/SHOP-1')).toBe(w.base);
+    expect(marks(w)).toEqual([]);
+  });
+
+  it('writes a bundle of the branch', async () => {
+    const out = join(w.dir, 'clone-me.bundle');
+    const r = await createBundle({ cwd: w.work, ref: 'chalk/SHOP-1', out });
+    expect(r).toEqual({ out, head: w.base, ref: 'refs/heads/chalk/SHOP-1' });
+    expect(git(w.dir, 'bundle', 'list-heads', out)).toBe(`${w.base} refs/heads/chalk/SHOP-1`);
+    expect(marks(w)).toEqual([]);
+  });
+});
+
+describe('host git runs no fsmonitor and no textconv', () => {
+  it('status --porcelain with a core.fsmonitor program in the tree', async () => {
+    const w = makeWorld('.git/hooks');
+    const mon = join(w.work, '.husky', 'fsmon');
+    writeFileSync(mon, `#!/bin/sh\ntouch '${w.sentinels}/fsmonitor'\nexit 1\n`);
+    chmodSync(mon, 0o755);
+    git(w.work, 'add', '-A');
+    git(w.work, 'commit', '-q', '--no-verify', '-m', 'fsmonitor');
+    git(w.work, 'config', 'core.fsmonitor', mon);
+    spawnSync('rm', ['-f', ...readdirSync(w.sentinels).map((f) => join(w.sentinels, f))]);
+    expect(await statusPorcelain(w.work)).toEqual([]);
+    expect(marks(w)).toEqual([]);
+    git(w.work, 'status', '--porcelain');
+    expect(marks(w)).toEqual(['fsmonitor']);
+  });
+
+  it('diff with a textconv driver named by .gitattributes and an external diff', async () => {
+    const w = makeWorld('.git/hooks');
+    writeFileSync(join(w.work, '.gitattributes'), '*.txt diff=sneaky\n');
+    git(w.work, 'add', '-A');
+    git(w.work, 'commit', '-q', '--no-verify', '-m', 'attributes');
+    const from = git(w.work, 'rev-parse', 'HEAD');
+    writeFileSync(join(w.work, 'app.txt'), 'one\ntwo\n');
+    git(w.work, 'commit', '-q', '--no-verify', '-am', 'two');
+    git(w.work, 'config', 'diff.sneaky.textconv', `sh -c 'touch ${w.sentinels}/textconv; cat "$0"'`);
+    git(w.work, 'config', 'diff.external', `sh -c 'touch ${w.sentinels}/external'`);
+    spawnSync('rm', ['-f', ...readdirSync(w.sentinels).map((f) => join(w.sentinels, f))]);
+    expect(await diffNumstat(w.work, { from, to: 'HEAD' })).toEqual([{ path: 'app.txt', added: 1, deleted: 0 }]);
+    expect((await hostGit(['diff', from, 'HEAD'], { cwd: w.work })).stdout).toContain('+two');
+    expect((await hostGit(['log', '-p', '-1'], { cwd: w.work })).stdout).toContain('+two');
+    expect(marks(w)).toEqual([]);
+    git(w.work, 'diff', from, 'HEAD');
+    git(w.work, 'diff', '--no-ext-diff', from, 'HEAD');
+    expect(marks(w)).toEqual(['external', 'textconv']);
+  });
+});
+
+describe('createBundle', () => {
+  it('refuses to write through an existing symlink or over a file', async () => {
+    const w = makeWorld('.husky');
+    const victim = join(w.dir, 'victim');
+    writeFileSync(victim, 'keep me\n');
+    const link = join(w.dir, 'link.bundle');
+    symlinkSync(victim, link);
+    await expect(createBundle({ cwd: w.work, ref: 'chalk/SHOP-1', out: link })).rejects.toThrow(/already exists/);
+    const dangling = join(w.dir, 'dangling.bundle');
+    symlinkSync(join(w.dir, 'nowhere'), dangling);
+    await expect(createBundle({ cwd: w.work, ref: 'chalk/SHOP-1', out: dangling })).rejects.toThrow(/already exists/);
+    expect(existsSync(join(w.dir, 'nowhere'))).toBe(false);
+    await expect(createBundle({ cwd: w.work, ref: 'chalk/SHOP-1', out: victim })).rejects.toThrow(/already exists/);
+    expect(spawnSync('cat', [victim], { encoding: 'utf8' }).stdout).toBe('keep me\n');
+    expect(readdirSync(w.dir).filter((f) => f.startsWith('.'))).toEqual([]);
+  });
+});
+
+describe('importBundle refuses', () => {
+  let w: World;
+  beforeEach(() => {
+    w = makeWorld('.husky');
+  });
+
+  /** Imports and expects a refusal that leaves the refs as they were and no hook run. */
+  async function refused(o: Partial<ImportBundleOptions> & { bundle: string }, message: RegExp): Promise<void> {
+    const before = refsOf(w);
+    const target = o.target ?? { kind: 'fast-forward', branch: 'chalk/SHOP-1' };
+    const err = await importBundle({ cwd: w.work, base: w.base, ...o, target }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BundleImportError);
+    expect((err as Error).message).toMatch(message);
+    expect((err as Error).message).not.toContain('\n');
+    expect(refsOf(w)).toEqual(before);
+    expect(marks(w)).toEqual([]);
+  }
+
+  it("a symlink to another repository's bundle", async () => {
+    const bundle = join(w.dir, 'out.bundle');
+    symlinkSync(w.other.bundle, bundle);
+    await refused({ bundle }, /^the sandbox's bundle is a symlink$/);
+    expect(gitCode(w.work, 'cat-file', '-e', w.other.commit)).not.toBe(0);
+  });
+
+  it("a symlink to another repository's directory", async () => {
+    const bundle = join(w.dir, 'out.bundle');
+    symlinkSync(join(w.other.dir, '.git'), bundle);
+    await refused({ bundle }, /^the sandbox's bundle is a symlink$/);
+  });
+
+  it('a FIFO', async () => {
+    const bundle = join(w.dir, 'out.bundle');
+    expect(spawnSync('mkfifo', [bundle]).status).toBe(0);
+    await refused({ bundle }, /^the sandbox's bundle is a FIFO$/);
+  });
+
+  it('a directory', async () => {
+    const bundle = join(w.dir, 'out.bundle');
+    mkdirSync(bundle);
+    await refused({ bundle }, /^the sandbox's bundle is a directory$/);
+  });
+
+  it('a missing file', async () => {
+    await refused({ bundle: join(w.dir, 'never-written.bundle') }, /^the sandbox's bundle is missing$/);
+  });
+
+  it('a file over the cap', async () => {
+    const { bundle } = agentWork(w);
+    await refused({ bundle, maxBytes: 64 }, /^the sandbox's bundle is [0-9]+ bytes, over the 64-byte cap$/);
+  });
+
+  it('a corrupt bundle', async () => {
+    const bundle = join(w.dir, 'out.bundle');
+    writeFileSync(bundle, '# v2 git bundle\nnot really\n\x00\x01garbage');
+    await refused({ bundle }, /^the sandbox's bundle does not verify/);
+  });
+
+  it('a bundle with two heads', async () => {
+    agentWork(w);
+    git(w.sandbox, 'branch', 'side');
+    const bundle = join(w.dir, 'two.bundle');
+    git(w.sandbox, 'bundle', 'create', '-q', bundle, `${w.base}..HEAD`, `${w.base}..side`, 'chalk/SHOP-1');
+    expect(git(w.dir, 'bundle', 'list-heads', bundle).split('\n').length).toBeGreaterThan(1);
+    await refused({ bundle }, /^the sandbox's bundle has [2-9] heads \(expected exactly one\)$/);
+  });
+
+  it("another repository's history, leaving none of its objects in the store", async () => {
+    await refused(
+      { bundle: w.other.bundle },
+      new RegExp(
+        `^the sandbox's bundle's tip ${w.other.commit.slice(0, 12)} does not descend from ${w.base.slice(0, 12)}$`,
+      ),
+    );
+    expect(gitCode(w.work, 'cat-file', '-e', w.other.commit)).not.toBe(0);
+    expect(gitCode(w.work, 'cat-file', '-e', w.other.blob)).not.toBe(0);
+    await refused(
+      { bundle: w.other.bundle, target: { kind: 'branch', name: 'detention/SHOP-1-1' } },
+      /does not descend from/,
+    );
+    expect(gitCode(w.work, 'cat-file', '-e', w.other.commit)).not.toBe(0);
+  });
+
+  it('a worktree whose HEAD moved since the sandbox started', async () => {
+    const { bundle } = agentWork(w);
+    git(w.work, 'commit', '-q', '--no-verify', '--allow-empty', '-m', 'the person kept working');
+    spawnSync('rm', ['-f', ...readdirSync(w.sentinels).map((f) => join(w.sentinels, f))]);
+    await refused({ bundle }, /^chalk\/SHOP-1 moved to [0-9a-f]{12} while the sandbox worked from [0-9a-f]{12}$/);
+  });
+
+  it('a detention branch that already exists', async () => {
+    const { bundle } = agentWork(w);
+    git(w.work, 'update-ref', 'refs/heads/detention/SHOP-1-5', w.base);
+    spawnSync('rm', ['-f', ...readdirSync(w.sentinels).map((f) => join(w.sentinels, f))]);
+    await refused(
+      { bundle, target: { kind: 'branch', name: 'detention/SHOP-1-5' } },
+      /^branch detention\/SHOP-1-5 already exists$/,
+    );
+  });
+
+  it('a target outside detention/', async () => {
+    const { bundle } = agentWork(w);
+    await refused({ bundle, target: { kind: 'branch', name: 'main' } }, /detention\/\.\.\. branch, not 'main'/);
+  });
+});
