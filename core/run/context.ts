@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/config.js';
 import { UserError } from '../errors.js';
-import { run, runOk } from '../process/run.js';
+import { commonDir, statusPorcelain } from '../git/host-git.js';
 import { currentBranch, repoName, ticketFromBranch } from '../repo/git.js';
 import { type RunPaths, runPaths } from './layout.js';
 import { checkPrompts, type PromptSource, promptSetHash, readTextbook, specFile } from './prompt.js';
@@ -61,8 +61,8 @@ export async function resolveContext(opts: ContextOptions): Promise<RunContext> 
   const spec = specFile(ticket);
   const specPath = join(root, spec);
   if (!existsSync(specPath)) throw new UserError(`missing spec: ${spec} (create one with: chalk new ${ticket})`);
-  const status = await run('git', ['status', '--porcelain'], { cwd: root });
-  if (status.code !== 0 || status.stdout.trim() !== '') {
+  const status = await statusPorcelain(root);
+  if (status === null || status.length > 0) {
     throw new UserError(`uncommitted changes in ${root}; commit them first (the sandbox only sees commits)`);
   }
   const rubricCommand = config.str('CHALK_TEST_CMD');
@@ -73,7 +73,7 @@ export async function resolveContext(opts: ContextOptions): Promise<RunContext> 
     throw new UserError(`no agent credentials; export one of: ${CREDENTIALS.join(' ')}`);
   }
   const repo = await repoName(root);
-  const gitDir = await runOk('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: root });
+  const gitDir = await commonDir(root);
   const prompts: PromptSource = { root };
   checkPrompts(prompts);
   const textbook = readTextbook(root, config.str('CHALK_TEXTBOOK'));
