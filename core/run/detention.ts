@@ -1,8 +1,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Fingerprint } from '../fingerprint/fingerprint.js';
+import { createBranch, forEachRef, revParse } from '../git/host-git.js';
 import type { Log } from '../ports/log.js';
 import type { SandboxSession } from '../ports/sandbox.js';
-import { run, runOk } from '../process/run.js';
+import { runOk } from '../process/run.js';
 import type { RunContext } from './context.js';
 import type { RunDeps } from './deps.js';
 import {
@@ -36,8 +37,7 @@ const RUBRIC_KINDS: ReadonlySet<DetentionKind> = new Set(['failed', 'repeat', 'n
 const readOr = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8') : '');
 
 async function existingDetentionBranches(root: string): Promise<string[]> {
-  const r = await run('git', ['for-each-ref', '--format=%(refname:short)', 'refs/heads/detention/'], { cwd: root });
-  return r.code === 0 ? r.stdout.split('\n').filter((l) => l.trim() !== '') : [];
+  return forEachRef(root, ['refs/heads/detention/']).catch(() => []);
 }
 
 /**
@@ -57,7 +57,7 @@ export async function detain(
 ): Promise<{ branch: string; lessonId: number | null }> {
   const epoch = Math.floor(deps.clock.now().getTime() / 1000);
   const branch = detentionBranch(ctx.ticket, epoch, await existingDetentionBranches(ctx.root));
-  const green = await runOk('git', ['rev-parse', 'HEAD'], { cwd: ctx.root });
+  const green = await revParse(ctx.root, 'HEAD');
   let parked = false;
   if (session) {
     try {
@@ -71,7 +71,7 @@ export async function detain(
       log.warn(`could not bring the failed attempt home: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  if (!parked) await runOk('git', ['branch', branch, green], { cwd: ctx.root });
+  if (!parked) await createBranch(ctx.root, { name: branch, at: green });
 
   const signature = detentionSignature(d.reason, d.detail, readOr(ctx.paths.rubricLog));
   const fp = RUBRIC_KINDS.has(d.kind) && d.fingerprint?.rubric === 'failed' ? d.fingerprint : null;

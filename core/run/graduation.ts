@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { UserError } from '../errors.js';
+import { push } from '../git/host-git.js';
 import type { Log } from '../ports/log.js';
-import { run } from '../process/run.js';
 import { checkpoints } from '../spec/checkpoints.js';
 import type { RunContext } from './context.js';
 import type { RunDeps } from './deps.js';
@@ -28,13 +28,13 @@ async function ticketNumbers(ctx: RunContext, deps: RunDeps, log: Log) {
 }
 
 /**
- * `git push -u origin <branch>` from the host. On success git's `remote:`
- * hints are dropped and anything else shown; a refused push shows everything
+ * `git push -u origin <branch>` from the host, through host git (no hook runs,
+ * not even `pre-push`). On success git's `remote:` hints are dropped and anything else shown; a refused push shows everything
  * the remote said and stops the run (nothing is opened).
  */
 export async function pushBranch(ctx: RunContext, log: Log): Promise<void> {
   log.info(`pushing ${ctx.branch} to origin`);
-  const r = await run('git', ['push', '--quiet', '-u', 'origin', ctx.branch], { cwd: ctx.root });
+  const r = await push(ctx.root, { remote: 'origin', branch: ctx.branch, setUpstream: true });
   const lines = `${r.stderr}${r.stdout}`.split('\n').filter((l) => l.trim() !== '');
   if (r.code !== 0) {
     for (const l of lines) process.stderr.write(`${l}\n`);

@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { forEachRef } from '../git/host-git.js';
 import type { Store, TicketSummary } from '../ports/store.js';
-import { run } from '../process/run.js';
 import { TICKET_RE } from '../repo/git.js';
 import { runPaths, runsDir } from '../run/layout.js';
 import { alive, readPid } from './embedded/pid.js';
@@ -25,10 +25,9 @@ export interface StatusReport {
 
 /** Counts of local `detention/<TICKET>-*` branches per ticket. */
 export async function detentionCounts(root: string): Promise<Map<string, number>> {
-  const r = await run('git', ['for-each-ref', '--format=%(refname:short)', 'refs/heads/detention/'], { cwd: root });
+  const names = await forEachRef(root, ['refs/heads/detention/']).catch(() => []);
   const counts = new Map<string, number>();
-  if (r.code !== 0) return counts;
-  for (const name of r.stdout.split('\n')) {
+  for (const name of names) {
     const m = /^detention\/([A-Z][A-Z0-9]+-[0-9]+)-/.exec(name.trim());
     if (m?.[1]) counts.set(m[1], (counts.get(m[1]) ?? 0) + 1);
   }
