@@ -58,6 +58,30 @@ export const COMMANDS: CommandEntry[] = [
   entry(['decider', 'trust'], 'Setup', 'chalk decider trust | untrust URL', () => import('./decider-trust.js')),
   entry(['decider', 'untrust'], 'Setup', 'chalk decider trust | untrust URL', () => import('./decider-untrust.js')),
   entry(['decider', 'status'], 'Setup', 'chalk decider status', () => import('./decider-status.js')),
+  entry(
+    ['plugins'],
+    'Setup',
+    'chalk plugins [list [--json] | trust | untrust [SPEC]]',
+    () => import('./plugins-list.js'),
+  ),
+  entry(
+    ['plugins', 'list'],
+    'Setup',
+    'chalk plugins [list [--json] | trust | untrust [SPEC]]',
+    () => import('./plugins-list.js'),
+  ),
+  entry(
+    ['plugins', 'trust'],
+    'Setup',
+    'chalk plugins [list [--json] | trust | untrust [SPEC]]',
+    () => import('./plugins-trust.js'),
+  ),
+  entry(
+    ['plugins', 'untrust'],
+    'Setup',
+    'chalk plugins [list [--json] | trust | untrust [SPEC]]',
+    () => import('./plugins-untrust.js'),
+  ),
 ];
 
 /** The entry whose path is the longest prefix of the arguments. */

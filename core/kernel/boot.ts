@@ -1,7 +1,8 @@
 import type { Config } from '../config/config.js';
 import type { Log } from '../ports/log.js';
 import { Kernel, type Plugin } from './kernel.js';
-import { loadPlugin } from './plugin-loader.js';
+import { importPlugin, resolvePlugin } from './plugin-loader.js';
+import { assertPluginTrusted, readPluginTrust } from './plugin-trust.js';
 
 export type PluginSource = () => Promise<Plugin>;
 
@@ -12,16 +13,25 @@ export interface BootOptions {
   builtins: readonly PluginSource[];
   /** Where CHALK_PLUGINS paths are resolved from; defaults to the repository root or cwd. */
   root?: string;
+  /** Where the plugin trust record is found (its state directory); defaults to process.env. */
+  env?: NodeJS.ProcessEnv;
 }
 
-/** Builds a kernel: built-in plugins, then CHALK_PLUGINS in order, then port selection. */
+/**
+ * Builds a kernel: built-in plugins, then CHALK_PLUGINS in order, then port selection.
+ * Plugins named in .chalk/config must be trusted on this machine (core/kernel/plugin-trust.ts);
+ * every one is checked before anything, built-ins included, is imported.
+ */
 export async function bootKernel(opts: BootOptions): Promise<Kernel> {
+  const root = opts.root ?? opts.config.root ?? process.cwd();
+  const plugins = opts.config.list('CHALK_PLUGINS').map((spec) => resolvePlugin(spec, root));
+  if (plugins.length > 0 && opts.config.entry('CHALK_PLUGINS').source === 'file') {
+    const trusted = readPluginTrust(opts.env ?? process.env);
+    for (const plugin of plugins) assertPluginTrusted(plugin, trusted);
+  }
   const kernel = new Kernel(opts.config, opts.log);
   for (const source of opts.builtins) await kernel.use(await source());
-  const root = opts.root ?? opts.config.root ?? process.cwd();
-  for (const spec of opts.config.list('CHALK_PLUGINS')) {
-    await kernel.use(await loadPlugin(spec, root));
-  }
+  for (const plugin of plugins) await kernel.use(await importPlugin(plugin));
   await kernel.settle();
   return kernel;
 }

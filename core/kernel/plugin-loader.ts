@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { UserError } from '../errors.js';
@@ -15,48 +15,115 @@ const pluginShape = z.object({
   register: z.custom<Plugin['register']>((v) => typeof v === 'function', 'register must be a function'),
 });
 
-const why = (err: unknown) => (err instanceof Error ? err.message.split('\n')[0] : String(err));
+const why = (err: unknown) => (err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err));
 
-/** Resolves a CHALK_PLUGINS entry: a path (relative to the repository) or an npm package name. */
-export function resolvePluginSpecifier(spec: string, root: string): string {
-  if (spec.startsWith('.') || isAbsolute(spec)) {
-    const p = resolve(root, spec);
-    if (!existsSync(p)) throw new PluginLoadError(`plugin '${spec}' failed to load: ${p} does not exist`);
-    // A directory is a package: let Node read its package.json "exports"/"main".
-    const req = createRequire(join(root, 'noop.js'));
-    try {
-      return pathToFileURL(req.resolve(p)).href;
-    } catch (err) {
-      throw new PluginLoadError(`plugin '${spec}' failed to load: ${why(err)}`);
-    }
-  }
-  for (const base of [root, import.meta.dirname]) {
-    try {
-      return pathToFileURL(createRequire(join(base, 'noop.js')).resolve(spec)).href;
-    } catch {
-      // try the next base
-    }
-  }
-  throw new PluginLoadError(
-    `plugin '${spec}' failed to load: package not found; install it in the repository (npm install ${spec}) or give a path`,
-  );
+/**
+ * A CHALK_PLUGINS entry found on disk but not imported: what `import()` gets
+ * and what trust is keyed by (core/kernel/plugin-trust.ts). Resolving reads
+ * package.json files only; it never runs the plugin's code.
+ */
+export interface ResolvedPlugin {
+  /** The entry as written in CHALK_PLUGINS. */
+  spec: string;
+  /** The entry module's file URL. */
+  url: string;
+  /** The entry module's real path. */
+  entry: string;
+  /** 'file' for a path to a module, 'package' for a package directory or an npm package name. */
+  kind: 'file' | 'package';
+  /** The real path that is hashed and trusted: the module itself, or the package's root directory. */
+  trustPath: string;
 }
 
-/** Imports one plugin module; its default export (or `plugin` export) must be `{ name, register }`. */
-export async function loadPlugin(spec: string, root: string): Promise<Plugin> {
-  const url = resolvePluginSpecifier(spec, root);
+const failed = (spec: string, reason: string) => new PluginLoadError(`plugin '${spec}' failed to load: ${reason}`);
+
+const inside = (dir: string, file: string) => file.startsWith(dir.endsWith(sep) ? dir : `${dir}${sep}`);
+
+/** The package name in a specifier: `@scope/name` or `name`, without a subpath. */
+function packageName(spec: string): string {
+  const parts = spec.split('/');
+  return spec.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] ?? spec);
+}
+
+/** The directory of the package that holds `entry`: the nearest package.json named `name`, else the nearest one. */
+function packageRootOf(entry: string, name: string): string {
+  let nearest: string | null = null;
+  for (let dir = dirname(entry); ; dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      nearest ??= dir;
+      try {
+        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === name) return dir;
+      } catch {
+        // not a manifest we can read: keep looking
+      }
+    }
+    if (dirname(dir) === dir) return nearest ?? dirname(entry);
+  }
+}
+
+/** Finds a CHALK_PLUGINS entry: a path (relative to the repository) or an npm package name. */
+export function resolvePlugin(spec: string, root: string): ResolvedPlugin {
+  if (spec.startsWith('.') || isAbsolute(spec)) {
+    const p = resolve(root, spec);
+    if (!existsSync(p)) throw failed(spec, `${p} does not exist`);
+    const real = realpathSync(p);
+    // A directory is a package: let Node read its package.json "exports"/"main".
+    let entry: string;
+    try {
+      entry = realpathSync(createRequire(join(root, 'noop.js')).resolve(p));
+    } catch (err) {
+      throw failed(spec, why(err));
+    }
+    if (!statSync(real).isDirectory())
+      return { spec, url: pathToFileURL(entry).href, entry, kind: 'file', trustPath: entry };
+    if (!inside(real, entry)) throw failed(spec, `its entry point ${entry} is outside the package ${real}`);
+    return { spec, url: pathToFileURL(entry).href, entry, kind: 'package', trustPath: real };
+  }
+  for (const base of [root, import.meta.dirname]) {
+    let entry: string;
+    try {
+      entry = realpathSync(createRequire(join(base, 'noop.js')).resolve(spec));
+    } catch {
+      continue; // try the next base
+    }
+    return {
+      spec,
+      url: pathToFileURL(entry).href,
+      entry,
+      kind: 'package',
+      trustPath: packageRootOf(entry, packageName(spec)),
+    };
+  }
+  throw failed(spec, `package not found; install it in the repository (npm install ${spec}) or give a path`);
+}
+
+/** Resolves a CHALK_PLUGINS entry to the file URL `import()` is given. */
+export function resolvePluginSpecifier(spec: string, root: string): string {
+  return resolvePlugin(spec, root).url;
+}
+
+/** Imports a resolved plugin; its default export (or `plugin` export) must be `{ name, register }`. */
+export async function importPlugin(resolved: ResolvedPlugin): Promise<Plugin> {
+  const { spec } = resolved;
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(url)) as Record<string, unknown>;
+    mod = (await import(resolved.url)) as Record<string, unknown>;
   } catch (err) {
-    throw new PluginLoadError(`plugin '${spec}' failed to load: ${why(err)}`);
+    throw failed(spec, why(err));
   }
   const candidate = mod.default ?? mod.plugin;
   const parsed = pluginShape.safeParse(candidate);
   if (!parsed.success) {
-    throw new PluginLoadError(
-      `plugin '${spec}' failed to load: it must export default { name, register(kernel) } (${parsed.error.issues[0]?.message ?? 'bad shape'})`,
+    throw failed(
+      spec,
+      `it must export default { name, register(kernel) } (${parsed.error.issues[0]?.message ?? 'bad shape'})`,
     );
   }
   return candidate as Plugin;
+}
+
+/** Resolves and imports one plugin (no trust check: bootKernel does that for plugins named in .chalk/config). */
+export async function loadPlugin(spec: string, root: string): Promise<Plugin> {
+  return importPlugin(resolvePlugin(spec, root));
 }

@@ -48,7 +48,15 @@ describe('third-party plugins through CHALK_PLUGINS', () => {
     const detentions = join(tempDir(), 'detentions.jsonl');
     process.env.ACME_DETENTIONS = detentions;
     const config = loadConfig({ root: repo, env: {} });
-    const kernel = await bootKernel({ config, log: new ConsoleLog(), builtins: BUILTIN_PLUGINS });
+    // Named in .chalk/config: refused until trusted on this machine (here, a scratch state directory).
+    const state = { XDG_STATE_HOME: join(tempDir(), 'state') };
+    const boot = () => bootKernel({ config, log: new ConsoleLog(), builtins: BUILTIN_PLUGINS, env: state });
+    await expect(boot()).rejects.toThrow(
+      "plugin 'chalk-plugin-acme' named in .chalk/config is not trusted on this machine; review it, then run: chalk plugins trust",
+    );
+    const trusted = chalk(['plugins', 'trust'], { cwd: repo, env: state });
+    expect(trusted.stdout).toMatch(new RegExp(`^trusted chalk-plugin-acme  ${pkg}  sha256:[0-9a-f]{64}\n$`));
+    const kernel = await boot();
     expect(kernel.plugins).toContain('acme');
     const forge = kernel.resolve(Tokens.Forge);
     expect(forge.name).toBe('acme');
