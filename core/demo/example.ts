@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { UserError } from '../errors.js';
-import { runOk } from '../process/run.js';
+import { configGet, hostGitOk } from '../git/host-git.js';
 
 /**
  * The demo's example project: a tiny Node.js library with one tested module,
@@ -57,7 +57,7 @@ export interface DemoRepo {
   origin: string;
 }
 
-const git = (cwd: string, ...args: string[]) => runOk('git', args, { cwd });
+const git = (cwd: string, ...args: string[]) => hostGitOk(args, { cwd });
 
 /** Makes the example in `dir` (which must be missing or empty): `<dir>/chalk-demo` and `<dir>/origin.git`. */
 export async function createDemoRepo(dir: string): Promise<DemoRepo> {
@@ -70,8 +70,8 @@ export async function createDemoRepo(dir: string): Promise<DemoRepo> {
   await git(dir, 'init', '-q', '--bare', '-b', 'main', origin);
   await git(root, 'init', '-q', '-b', 'main');
   // A local identity, so the demo works on a machine where git has none yet.
-  const name = await runOk('git', ['config', 'user.name'], { cwd: root }).catch(() => '');
-  const email = await runOk('git', ['config', 'user.email'], { cwd: root }).catch(() => '');
+  const name = await configGet(root, 'user.name');
+  const email = await configGet(root, 'user.email');
   if (!name) await git(root, 'config', 'user.name', 'Chalk Demo');
   if (!email) await git(root, 'config', 'user.email', 'demo@chalk.invalid');
   for (const [path, content] of Object.entries(FILES)) {

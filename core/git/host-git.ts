@@ -80,8 +80,9 @@ export function revParse(cwd: string, rev: string): Promise<string> {
   return hostGitOk(['rev-parse', '--verify', '--end-of-options', arg(rev, 'revision')], { cwd });
 }
 
-/** The commit `rev` names, or null when it names none. */
+/** The commit `rev` names, or null when it names none (an option-like `rev` names none). */
 export async function resolveCommit(cwd: string, rev: string): Promise<string | null> {
+  if (rev === '' || rev.startsWith('-')) return null;
   const r = await hostGit(
     ['rev-parse', '--verify', '--quiet', '--end-of-options', `${arg(rev, 'revision')}^{commit}`],
     {
@@ -93,6 +94,7 @@ export async function resolveCommit(cwd: string, rev: string): Promise<string | 
 
 /** Whether the full ref (`refs/heads/x`) exists. */
 export async function refExists(cwd: string, ref: string): Promise<boolean> {
+  if (ref === '' || ref.startsWith('-')) return false;
   const r = await hostGit(['rev-parse', '--verify', '--quiet', '--end-of-options', arg(ref, 'ref')], { cwd });
   return r.code === 0;
 }

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { run, runOk } from '../process/run.js';
+import { commonDir, currentBranchName, remoteUrl, showToplevel } from '../git/host-git.js';
 
 /**
  * The top of the current worktree, or null outside a git repository: the
@@ -9,8 +9,7 @@ import { run, runOk } from '../process/run.js';
  */
 export async function worktreeRoot(cwd = process.cwd()): Promise<string | null> {
   if (process.env.GIT_DIR) {
-    const r = await run('git', ['rev-parse', '--show-toplevel'], { cwd });
-    return r.code === 0 ? r.stdout.trim() : null;
+    return showToplevel(cwd);
   }
   let dir = resolve(cwd);
   for (;;) {
@@ -23,7 +22,7 @@ export async function worktreeRoot(cwd = process.cwd()): Promise<string | null> 
 
 /** The main checkout's root, the same from any linked worktree (derived from git's common dir). */
 export async function mainRoot(cwd = process.cwd()): Promise<string> {
-  const common = await runOk('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd });
+  const common = await commonDir(cwd);
   return basename(common) === '.git' ? dirname(common) : resolve(common);
 }
 
@@ -33,13 +32,11 @@ export async function repoName(cwd = process.cwd()): Promise<string> {
 }
 
 export async function currentBranch(cwd = process.cwd()): Promise<string | null> {
-  const r = await run('git', ['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd });
-  return r.code === 0 ? r.stdout.trim() : null;
+  return currentBranchName(cwd);
 }
 
 export async function originUrl(cwd = process.cwd()): Promise<string | null> {
-  const r = await run('git', ['remote', 'get-url', 'origin'], { cwd });
-  return r.code === 0 ? r.stdout.trim() : null;
+  return remoteUrl(cwd, 'origin');
 }
 
 export const TICKET_RE = /^[A-Z][A-Z0-9]+-[0-9]+$/;

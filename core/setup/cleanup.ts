@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { deleteBranch, forEachRef, worktreePrune, worktreeRemove } from '../git/host-git.js';
 import type { Sandbox } from '../ports/sandbox.js';
-import { run } from '../process/run.js';
 import { repoStateDir, runsDir } from '../run/layout.js';
 import { alive, readPid } from '../store/embedded/pid.js';
 
@@ -46,7 +46,6 @@ export interface CleanupOptions {
  * directories (`all`: everything of the repository's). Never the database.
  */
 export async function cleanupRepository(o: CleanupOptions): Promise<void> {
-  const git = (...args: string[]) => run('git', args, { cwd: o.root });
   await stopRuns(liveRuns(o.repo));
   const removed = await o.sandbox.removeLeftovers({ repo: o.repo });
   o.say(`stopped runs and removed sandboxes${removed.length ? ` (${removed.join(', ')})` : ''}`);
@@ -55,17 +54,16 @@ export async function cleanupRepository(o: CleanupOptions): Promise<void> {
   if (existsSync(worktrees)) {
     for (const name of readdirSync(worktrees)) {
       const dir = join(worktrees, name);
-      const r = await git('worktree', 'remove', ...(o.all ? ['--force'] : []), dir);
-      if (r.code !== 0) o.warn(`kept worktree with uncommitted changes: ${dir}`);
+      if (!(await worktreeRemove(o.root, { path: dir, force: o.all })))
+        o.warn(`kept worktree with uncommitted changes: ${dir}`);
     }
   }
-  await git('worktree', 'prune');
+  await worktreePrune(o.root);
 
-  const refs = await git('for-each-ref', '--format=%(refname:short)', ...BRANCH_PREFIXES);
+  const refs = await forEachRef(o.root, BRANCH_PREFIXES).catch(() => []);
   let kept = 0;
-  for (const branch of refs.stdout.split('\n').filter(Boolean)) {
-    const r = await git('branch', o.all ? '-D' : '-d', branch);
-    if (r.code !== 0) kept++;
+  for (const branch of refs) {
+    if (!(await deleteBranch(o.root, { name: branch, force: o.all }))) kept++;
   }
   if (kept > 0) {
     o.say(`kept ${kept} branch(es) that are neither merged nor pushed; 'chalk cleanup --all' deletes them too`);

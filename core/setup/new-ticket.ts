@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { UserError } from '../errors.js';
+import { HostGitError, oneLine, refExists, resolveCommit, worktreeAdd } from '../git/host-git.js';
 import { SHARE_DIR } from '../paths.js';
-import { run } from '../process/run.js';
 import { mainRoot, TICKET_RE } from '../repo/git.js';
 
 export interface NewTicket {
@@ -36,19 +36,19 @@ export async function newTicket(opts: {
   const title = opts.title?.trim() || 'Describe the change';
   const root = await mainRoot(opts.cwd);
   const branch = `chalk/${ticket}`;
-  if ((await run('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { cwd: root })).code === 0) {
+  if (await refExists(root, `refs/heads/${branch}`)) {
     throw new UserError(`branch ${branch} already exists; pick another ticket or remove it (chalk cleanup)`);
   }
-  if ((await run('git', ['rev-parse', '--verify', '--quiet', `${base}^{commit}`], { cwd: root })).code !== 0) {
+  if ((await resolveCommit(root, base)) === null) {
     throw new UserError(`base branch '${base}' does not exist; set CHALK_BASE_BRANCH in .chalk/config`);
   }
   const worktree = join(`${root}.worktrees`, ticket);
   if (existsSync(worktree)) throw new UserError(`${worktree} already exists; remove it or pick another ticket`);
   mkdirSync(`${root}.worktrees`, { recursive: true });
-  const add = await run('git', ['worktree', 'add', '--quiet', '-b', branch, worktree, base], { cwd: root });
-  if (add.code !== 0) {
-    throw new UserError(`git could not create the worktree: ${add.stderr.trim().split('\n')[0] ?? ''}`);
-  }
+  await worktreeAdd(root, { path: worktree, branch, base }).catch((err: unknown) => {
+    const why = err instanceof HostGitError ? oneLine(err.stderr) : String(err);
+    throw new UserError(`git could not create the worktree: ${why}`);
+  });
   const spec = join(worktree, 'specs', `${ticket}.md`);
   mkdirSync(join(worktree, 'specs'), { recursive: true });
   if (!existsSync(spec)) writeFileSync(spec, specFromTemplate(ticket, title));

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { run } from '../../process/run.js';
+import { diffNumstat } from '../../git/host-git.js';
 import type { DetentionFacts, RunPaths } from '../../run/layout.js';
 
 /**
@@ -97,14 +97,9 @@ export async function failingTests(paths: RunPaths, max = 8): Promise<string[]> 
 /** `path (+added -deleted)` per file changed between the last green loop and the detention branch. */
 export async function changedFiles(repoRoot: string, facts: DetentionFacts, max = 8): Promise<string[] | string> {
   if (!facts.green || !facts.branch) return 'the detention facts name no last green commit and detention branch';
-  const r = await run('git', ['diff', '--numstat', facts.green, facts.branch, '--'], { cwd: repoRoot });
-  if (r.code !== 0) return `git could not compare ${facts.green} with ${facts.branch}`;
-  return r.stdout
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => {
-      const [add, del, ...path] = l.split('\t');
-      return add === '-' ? `${path.join('\t')} (binary)` : `${path.join('\t')} (+${add} -${del})`;
-    })
+  const rows = await diffNumstat(repoRoot, { from: facts.green, to: facts.branch }).catch(() => null);
+  if (rows === null) return `git could not compare ${facts.green} with ${facts.branch}`;
+  return rows
+    .map((e) => (e.added === null ? `${e.path} (binary)` : `${e.path} (+${e.added} -${e.deleted})`))
     .slice(0, max);
 }
