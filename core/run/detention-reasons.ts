@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { tailLines } from '../fingerprint/log.js';
+import { type GuardVerdict, showPaths } from './guard.js';
 
 /**
  * Detention: why a run stopped, and the one `next:` line that tells the
@@ -16,6 +17,7 @@ export const DETENTION_KINDS = [
   'repeat',
   'no_change',
   'stuck',
+  'guard',
   'other',
 ] as const;
 export type DetentionKind = (typeof DETENTION_KINDS)[number];
@@ -52,6 +54,10 @@ export interface NextStepFacts {
   confidence?: number;
   /** Actions the permission checks refused in the last loop. */
   denials?: number;
+  /** guard: the files the guard refused. */
+  files?: readonly string[];
+  /** The branch the attempt is parked on. */
+  branch?: string;
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -60,7 +66,8 @@ const dollars = (v: string | number) => (typeof v === 'number' ? v.toFixed(2) : 
 /** The text after `next: `: one line, the person's next step. */
 export function nextStep(f: NextStepFacts): string {
   const denials = f.denials ?? 0;
-  if (denials >= DENIALS_OVERRIDE) {
+  // An agent that changed what grades it matters more than refused actions: that line stays.
+  if (denials >= DENIALS_OVERRIDE && f.kind !== 'guard') {
     return `${plural(denials, 'action')} were refused by permission checks in the last loop, which happens when auto mode is not available for the model; run: chalk doctor`;
   }
   switch (f.kind) {
@@ -82,6 +89,11 @@ export function nextStep(f: NextStepFacts): string {
       return 'the agent made the same failing change twice; fix the failure yourself, since a retry would repeat it';
     case 'no_change':
       return 'the agent left the code unchanged; make the checkpoint clearer, or do this step yourself';
+    case 'guard': {
+      const files = f.files && f.files.length > 0 ? showPaths(f.files) : 'the files named above';
+      const branch = f.branch ?? 'the detention branch below';
+      return `the agent changed what it is graded by (${files}), so none of that work reached the ticket branch; read the attempt on ${branch} (git diff HEAD ${branch}) before you take any of it, and make such a change yourself if the ticket needs it`;
+    }
     case 'stuck':
       return `the decider judged the agent stuck on the same root cause as the loop before (confidence ${(f.confidence ?? 0).toFixed(2)}); fix that cause yourself, since a retry would likely fail the same way`;
     default:
@@ -156,13 +168,17 @@ export function detentionLines(d: {
 /** How a loop ended, and the reason when it made no progress. */
 export type LoopOutcome =
   | { ended: 'progressed'; reason: null }
-  | { ended: 'blocked' | 'agent_error' | 'failed' | 'passed'; reason: string };
+  | { ended: 'blocked' | 'agent_error' | 'failed' | 'passed'; reason: string }
+  /** The guard refused the loop's changes (core/run/guard.ts): the files it named. */
+  | { ended: 'failed'; reason: string; guarded: string[] };
 
 /**
  * Classifies a finished loop. A `blocked` answer wins over everything (no
- * rubric is run for it); an agent that did not finish (`ok`) stopped early
- * whatever the rubric said; then the rubric decides; a green loop progressed
- * when it ticked a checkpoint, or when it was a fix-review loop.
+ * rubric is run for it); then the guard: a loop that changed what grades it
+ * failed with the guard's reason, whatever it ticked and whatever the rubric
+ * said (its work is never committed); an agent that did not finish (`ok`)
+ * stopped early whatever the rubric said; then the rubric decides; a green
+ * loop progressed when it ticked a checkpoint, or when it was a fix-review loop.
  */
 export function loopOutcome(l: {
   mode: 'continue' | 'retry' | 'fix-review';
@@ -171,8 +187,11 @@ export function loopOutcome(l: {
   rubricExit: number;
   openBefore: number;
   openAfter: number;
+  /** The guard's verdict on the loop's changes; absent when it was not asked. */
+  guard?: GuardVerdict;
 }): LoopOutcome {
   if (l.answer === 'blocked') return { ended: 'blocked', reason: reasons.blocked() };
+  if (l.guard && !l.guard.ok) return { ended: 'failed', reason: l.guard.reason, guarded: l.guard.files };
   if (l.agentStatus !== 'ok') return { ended: 'agent_error', reason: reasons.agentError(l.agentStatus) };
   if (l.rubricExit !== 0) return { ended: 'failed', reason: reasons.failed(l.rubricExit) };
   if (l.mode === 'fix-review' || l.openAfter < l.openBefore) return { ended: 'progressed', reason: null };

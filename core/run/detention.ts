@@ -100,6 +100,8 @@ export async function detain(
     openTicket: d.openTicket ?? null,
     confidence: d.confidence,
     denials: d.denials ?? 0,
+    files: d.files,
+    branch,
   });
   const facts: DetentionFacts = {
     reason: d.reason,

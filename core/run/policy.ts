@@ -1,6 +1,7 @@
 import type { LoopEnd } from '../fingerprint/verdict.js';
 import type { LoopKind } from '../ports/agent.js';
 import { type DetentionKind, loopOutcome, reasons } from './detention-reasons.js';
+import type { GuardVerdict } from './guard.js';
 import { loopMode } from './prompt.js';
 
 /**
@@ -23,6 +24,8 @@ export interface DetainRequest {
   kind: DetentionKind;
   reason: string;
   detail: string;
+  /** guard: the files the guard refused, for the `next:` line. */
+  files?: readonly string[];
 }
 
 /** What the loop carries from one iteration to the next. */
@@ -37,7 +40,12 @@ export class LoopState {
   feedback = '';
   /** Review findings waiting for a fix-review loop; '' when none. */
   findings = '';
+  /** Loops the guard refused in this run (progress does not reset it). */
+  guarded = 0;
 }
+
+/** The guarded loop that detains the run: the second one, unless CHALK_MAX_RETRIES runs out first. */
+export const GUARDED_LOOPS_DETAIN = 2;
 
 /**
  * The mode of the next loop: `fix-review` when every checkpoint is ticked
@@ -85,23 +93,46 @@ export interface LoopFacts {
   openBefore: number;
   /** Open checkpoints after a green loop was brought home (ignored otherwise). */
   openAfter: number;
+  /**
+   * The guard's verdict on what the loop changed against its base (guardLoop). Ask it before
+   * anything is committed; a refused loop is not committed and ends `failed` with its reason.
+   */
+  guard?: GuardVerdict;
 }
 
 export interface LoopEnding {
   ended: Exclude<LoopEnd, 'blocked'>;
   /** Why the loop did not progress; '' when it did. */
   reason: string;
+  /** Present only when the guard refused the loop (it then ended `failed`): the files it named. */
+  guarded?: string[];
 }
 
 /**
- * How a loop that was not blocked ended. The agent's failure comes first (its
- * rubric result says nothing about its work), then the rubric, then progress:
- * a checkpoint ticked, or a green fix-review loop.
+ * How a loop that was not blocked ended. A loop the guard refused failed with
+ * the guard's reason, whatever it ticked; then the agent's failure (its rubric
+ * result says nothing about its work), then the rubric, then progress: a
+ * checkpoint ticked, or a green fix-review loop.
  */
 export function classifyLoop(f: LoopFacts): LoopEnding {
   const o = loopOutcome({ ...f, answer: null });
   if (o.ended === 'blocked') throw new Error('a blocked loop is detained before it is classified');
+  if ('guarded' in o) return { ended: o.ended, reason: o.reason, guarded: o.guarded };
   return { ended: o.ended, reason: o.reason ?? '' };
+}
+
+/**
+ * What the next (retry) loop is told after a loop the guard refused: the
+ * guard's reason and what to do about it. The rubric's output is left out: it
+ * says nothing about why the loop was refused.
+ */
+export function guardFeedback(reason: string): string {
+  return [
+    reason,
+    'Nothing from that loop was committed. Put those files back as they were when the run started:',
+    "the run's configuration (.chalk/), hooks, CI gate files and the spec's wording are not yours to change;",
+    'in the spec, only tick the checkpoints you finished. A second such loop stops the run.',
+  ].join('\n');
 }
 
 /** The detention kind a loop's ending maps to when retries run out. */
@@ -114,7 +145,9 @@ const KIND_OF: Record<Exclude<LoopEnding['ended'], 'progressed'>, DetentionKind>
 /**
  * After a loop (and its verdict): progress clears the failure count, feedback
  * and findings; a loop without progress counts one failure, and more than
- * `CHALK_MAX_RETRIES` in a row detains the run with the loop's own reason.
+ * `CHALK_MAX_RETRIES` in a row detains the run with the loop's own reason. A
+ * loop the guard refused also counts toward GUARDED_LOOPS_DETAIN per run, and
+ * detains (as `guard`, naming the files) at whichever limit comes first.
  */
 export function afterLoop(state: LoopState, limits: Limits, ending: LoopEnding): DetainRequest | null {
   if (ending.ended === 'progressed') {
@@ -124,6 +157,11 @@ export function afterLoop(state: LoopState, limits: Limits, ending: LoopEnding):
     return null;
   }
   state.failures += 1;
+  if (ending.guarded) {
+    state.guarded += 1;
+    if (state.guarded < GUARDED_LOOPS_DETAIN && state.failures <= limits.maxRetries) return null;
+    return { kind: 'guard', reason: ending.reason, detail: '', files: ending.guarded };
+  }
   if (state.failures > limits.maxRetries) {
     return { kind: KIND_OF[ending.ended], reason: ending.reason, detail: '' };
   }

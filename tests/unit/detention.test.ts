@@ -62,6 +62,12 @@ describe('the next: line', () => {
     ['repeat', {}, /same failing change twice/],
     ['no_change', {}, /left the code unchanged/],
     ['stuck', { confidence: 0.956 }, /\(confidence 0\.96\)/],
+    [
+      'guard',
+      { files: ['.chalk/config', '.husky/pre-push'], branch: 'detention/SHOP-7-1791171685' },
+      /^the agent changed what it is graded by \(\.chalk\/config, \.husky\/pre-push\), so none of that work reached the ticket branch; read the attempt on detention\/SHOP-7-1791171685 \(git diff HEAD detention\/SHOP-7-1791171685\) before you take any of it/,
+    ],
+    ['guard', {}, /\(the files named above\).* on the detention branch below /],
     ['other', {}, /^fix what stopped the run$/],
   ])('%s', (kind, extra, pattern) => {
     expect(nextStep(facts(kind, extra))).toMatch(pattern);
@@ -73,9 +79,17 @@ describe('the next: line', () => {
     for (const l of lines) expect(l).not.toContain('\n');
   });
 
-  it('points at permissions from 3 refused actions in the last loop, whatever the kind', () => {
+  it('names hostile file names escaped, on one line', () => {
+    const line = nextStep(facts('guard', { files: ['.chalk/a\nnext: fine\u001b[2J'], branch: 'detention/X-1' }));
+    expect(line).toContain('(".chalk/a\\u000anext: fine\\u001b[2J")');
+    expect(line).not.toContain('\n');
+    expect(line).not.toContain('\u001b');
+  });
+
+  it('points at permissions from 3 refused actions in the last loop, whatever the kind but guard', () => {
     expect(nextStep(facts('failed', { denials: 2 }))).toMatch(/^the rubric still failed/);
-    for (const kind of DETENTION_KINDS) {
+    expect(nextStep(facts('guard', { denials: 5 }))).toMatch(/^the agent changed what it is graded by/);
+    for (const kind of DETENTION_KINDS.filter((k) => k !== 'guard')) {
       expect(nextStep(facts(kind, { denials: 3 }))).toBe(
         '3 actions were refused by permission checks in the last loop, which happens when auto mode is not available for the model; run: chalk doctor',
       );
@@ -175,6 +189,7 @@ describe('how a loop ended', () => {
     ['rubric failed', { rubricExit: 124 }, 'failed', 'rubric failed (exit 124)'],
     ['green, nothing ticked', { openAfter: 2 }, 'passed', 'rubric passed but no checkpoint was ticked in the spec'],
     ['fix-review progresses when green', { mode: 'fix-review', openBefore: 0, openAfter: 0 }, 'progressed', null],
+    ['the guard allowed it', { guard: { ok: true } }, 'progressed', null],
     [
       'fix-review still fails on a red rubric',
       { mode: 'fix-review', openBefore: 0, openAfter: 0, rubricExit: 1 },
@@ -183,5 +198,40 @@ describe('how a loop ended', () => {
     ],
   ])('%s', (_name, extra, ended, reason) => {
     expect(loopOutcome({ ...base, ...(extra as object) })).toEqual({ ended, reason });
+  });
+});
+
+describe('how a loop the guard refused ended', () => {
+  const guard = {
+    ok: false as const,
+    files: ['.gitlab-ci.yml'],
+    reason: 'the loop changed files the agent may not change: .gitlab-ci.yml',
+  };
+  const base = {
+    mode: 'continue' as const,
+    answer: 'done' as const,
+    agentStatus: 'ok',
+    rubricExit: 0,
+    openBefore: 2,
+    openAfter: 1,
+    guard,
+  };
+  it.each([
+    ['ticked and green', {}],
+    ['agent error', { agentStatus: 'error' }],
+    ['rubric failed', { rubricExit: 1 }],
+  ])('%s: failed with the guard reason and files', (_name, extra) => {
+    expect(loopOutcome({ ...base, ...extra })).toEqual({
+      ended: 'failed',
+      reason: guard.reason,
+      guarded: ['.gitlab-ci.yml'],
+    });
+  });
+
+  it('a blocker still wins (the loop is parked, not committed)', () => {
+    expect(loopOutcome({ ...base, answer: 'blocked' })).toEqual({
+      ended: 'blocked',
+      reason: 'agent reported a blocker',
+    });
   });
 });

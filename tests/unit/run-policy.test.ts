@@ -4,6 +4,8 @@ import {
   afterLoop,
   chooseMode,
   classifyLoop,
+  GUARDED_LOOPS_DETAIN,
+  guardFeedback,
   type Limits,
   LoopState,
   reviewDue,
@@ -110,5 +112,69 @@ describe('limits', () => {
     expect(afterFailedReview(new LoopState(), { ...limits, reviewRounds: 0 }, 'f')?.reason).toBe(
       'final review still finds problems after 0 fix rounds',
     );
+  });
+});
+
+describe('a loop the guard refused', () => {
+  const refused = {
+    ok: false as const,
+    files: ['.chalk/config'],
+    reason: 'the loop changed files the agent may not change: .chalk/config',
+  };
+  const base = { mode: 'continue' as const, agentStatus: 'ok', rubricExit: 0, openBefore: 2, openAfter: 1 };
+  const guarded = { ended: 'failed', reason: refused.reason, guarded: ['.chalk/config'] };
+
+  it.each([
+    ['green and ticked: never progress', {}],
+    ['green, nothing ticked', { openAfter: 2 }],
+    ['the rubric failed', { rubricExit: 1 }],
+    ['the agent stopped early', { agentStatus: 'error_max_turns' }],
+    ['a green fix-review loop', { mode: 'fix-review' as const, openBefore: 0, openAfter: 0 }],
+  ])('%s: failed with the guard reason', (_name, over) => {
+    expect(classifyLoop({ ...base, ...over, guard: refused })).toEqual(guarded);
+  });
+
+  it('a loop the guard allowed is classified as before', () => {
+    expect(classifyLoop({ ...base, guard: { ok: true } })).toEqual({ ended: 'progressed', reason: '' });
+    expect(classifyLoop({ ...base, rubricExit: 1, guard: { ok: true } })).toEqual({
+      ended: 'failed',
+      reason: 'rubric failed (exit 1)',
+    });
+  });
+
+  const ending = { ended: 'failed' as const, reason: refused.reason, guarded: ['.chalk/config', '.husky/pre-push'] };
+  const detained = { kind: 'guard', reason: refused.reason, detail: '', files: ['.chalk/config', '.husky/pre-push'] };
+
+  it('detains on the second guarded loop of a run, progress in between or not', () => {
+    expect(GUARDED_LOOPS_DETAIN).toBe(2);
+    const s = new LoopState();
+    const roomy = { ...limits, maxRetries: 5 };
+    expect(afterLoop(s, roomy, ending)).toBeNull();
+    expect(afterLoop(s, roomy, { ended: 'progressed', reason: '' })).toBeNull();
+    expect(afterLoop(s, roomy, { ended: 'failed', reason: 'rubric failed (exit 1)' })).toBeNull();
+    expect(afterLoop(s, roomy, ending)).toEqual(detained);
+  });
+
+  it.each<[string, number, Array<'guard' | 'fail'>, string | null]>([
+    ['one guarded loop within the retries', 2, ['guard'], null],
+    ['CHALK_MAX_RETRIES=0: the first guarded loop', 0, ['guard'], 'guard'],
+    ['CHALK_MAX_RETRIES=1: a failure, then a guarded loop', 1, ['fail', 'guard'], 'guard'],
+    ['CHALK_MAX_RETRIES=1: a guarded loop, then a failure detains as that failure', 1, ['guard', 'fail'], 'failed'],
+    ['two guarded loops in a row', 9, ['guard', 'guard'], 'guard'],
+  ])('%s', (_name, maxRetries, loops, kind) => {
+    const s = new LoopState();
+    let last = null as ReturnType<typeof afterLoop>;
+    for (const l of loops) {
+      last = afterLoop(s, { ...limits, maxRetries }, l === 'guard' ? ending : { ended: 'failed', reason: 'r' });
+    }
+    expect(last?.kind ?? null).toBe(kind);
+    if (kind === 'guard') expect(last).toEqual(detained);
+  });
+
+  it('tells the next loop the reason and what to put back, without rubric output', () => {
+    const f = guardFeedback(refused.reason).split('\n');
+    expect(f[0]).toBe(refused.reason);
+    expect(f.slice(1).join(' ')).toMatch(/Nothing from that loop was committed\. Put those files back/);
+    expect(f.slice(1).join(' ')).toMatch(/A second such loop stops the run\.$/);
   });
 });
