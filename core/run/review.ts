@@ -9,7 +9,7 @@ import { buildReviewPrompt } from './prompt.js';
 import { readOnlyCall } from './read-only-call.js';
 
 export interface ReviewOutcome {
-  /** `pass` also when the review is off or gave no verdict. */
+  /** True for a `pass` verdict, or when the review is off; a review with no readable verdict failed. */
   passed: boolean;
   /** The review's summary ('' when none), for the request body. */
   summary: string;
@@ -22,10 +22,37 @@ export function formatFindings(findings: ReviewAnswer['findings']): string {
   return findings.map((f) => `- [${f.severity}] ${f.file ? `${f.file}: ` : ''}${f.issue}`).join('\n');
 }
 
+/** The finding a review with no readable verdict gets, with the call's status when it did not end `ok`. */
+export const noVerdict = (status: string) =>
+  `the review gave no readable verdict${status === 'ok' ? '' : ` (the call ended ${status})`}`;
+
+/**
+ * What a review's answer means. Only a readable `pass` passes: a review with
+ * no answer (the call failed, stopped early or answered something the schema
+ * refused) fails with one blocker finding saying so, and goes through the same
+ * fix-review rounds as a failing one. A `fail` without findings gets its
+ * summary as the blocker.
+ */
+export function reviewOutcome(r: {
+  answer: ReviewAnswer | null;
+  verdict: 'pass' | 'fail' | 'none';
+  /** The call's status (`ok`, or the CLI's error status), named when there is no verdict. */
+  status: string;
+}): ReviewOutcome {
+  const summary = r.answer?.summary?.trim() ?? '';
+  if (!r.answer || (r.verdict !== 'pass' && r.verdict !== 'fail')) {
+    return { passed: false, summary: '', findings: `- [blocker] ${noVerdict(r.status)}` };
+  }
+  if (r.verdict === 'pass') return { passed: true, summary, findings: '' };
+  const findings =
+    formatFindings(r.answer.findings) || `- [blocker] ${summary || 'the review failed without findings'}`;
+  return { passed: false, summary, findings };
+}
+
 /**
  * The final review (`CHALK_REVIEW`): a read-only call with the review model
  * over the diff against the base branch; whatever it left in the tree is
- * discarded. No verdict counts as a pass, with a warning.
+ * discarded. No readable verdict is a failed review (reviewOutcome).
  */
 export async function finalReview(
   ctx: RunContext,
@@ -41,18 +68,16 @@ export async function finalReview(
     baseBranch: ctx.baseBranch,
     rubricCommand: ctx.rubricCommand,
   });
-  const { answer, verdict } = await readOnlyCall('review', prompt, ctx, deps, session, {
+  const { answer, verdict, result } = await readOnlyCall('review', prompt, ctx, deps, session, {
     runId: opts.runId,
     model: modelFor('review', settingsFrom(deps.config)),
     signal: opts.signal,
   });
-  const summary = answer?.summary?.trim() ?? '';
-  log.info(`final review: ${answer ? verdict : 'no verdict'}.${summary ? ` ${summary}` : ''}`);
+  const outcome = reviewOutcome({ answer, verdict, status: result.status });
   if (!answer) {
-    log.warn('final review returned no verdict; continuing without it');
-    return { passed: true, summary: '', findings: '' };
+    log.warn(`final review: ${noVerdict(result.status)}; counted as a failed review`);
+    return outcome;
   }
-  if (verdict === 'pass') return { passed: true, summary, findings: '' };
-  const findings = formatFindings(answer.findings) || `- [blocker] ${summary || 'the review failed without findings'}`;
-  return { passed: false, summary, findings };
+  log.info(`final review: ${verdict}.${outcome.summary ? ` ${outcome.summary}` : ''}`);
+  return outcome;
 }
