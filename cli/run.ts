@@ -19,6 +19,8 @@ export default class RunCommand extends Command {
     if (this.detach) {
       const ctx = await resolveContext({ root: base.root, config: base.config });
       refuseLiveRun(ctx.paths, ctx.ticket);
+      // The background run boots a kernel: refuse an untrusted plugin here, not in its log.
+      (await import('../core/kernel/boot.js')).checkPlugins({ config: base.config });
       const pid = detachRun(ctx);
       this.context.stdout.write(
         `[${ctx.ticket}] running in the background (pid ${pid}); follow with: chalk logs ${ctx.ticket} -f\n`,

@@ -1,9 +1,10 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/config.js';
 import { UserError } from '../errors.js';
 import { commonDir, statusPorcelain } from '../git/host-git.js';
 import { currentBranch, repoName, ticketFromBranch } from '../repo/git.js';
+import { checkpoints } from '../spec/checkpoints.js';
 import { type RunPaths, runPaths } from './layout.js';
 import { checkPrompts, type PromptSource, promptSetHash, readTextbook, specFile } from './prompt.js';
 
@@ -61,6 +62,9 @@ export async function resolveContext(opts: ContextOptions): Promise<RunContext> 
   const spec = specFile(ticket);
   const specPath = join(root, spec);
   if (!existsSync(specPath)) throw new UserError(`missing spec: ${spec} (create one with: chalk new ${ticket})`);
+  if (checkpoints(readFileSync(specPath, 'utf8')).length === 0) {
+    throw new UserError(`${spec} has no checkpoints: add '- [ ] ...' lines, one per step, and commit it`);
+  }
   const status = await statusPorcelain(root);
   if (status === null || status.length > 0) {
     throw new UserError(`uncommitted changes in ${root}; commit them first (the sandbox only sees commits)`);

@@ -4,6 +4,7 @@ import { UserError } from '../errors.js';
 import { HostGitError, oneLine, refExists, resolveCommit, worktreeAdd } from '../git/host-git.js';
 import { SHARE_DIR } from '../paths.js';
 import { mainRoot, TICKET_RE } from '../repo/git.js';
+import { hasControlCharacter } from '../text/terminal.js';
 
 export interface NewTicket {
   ticket: string;
@@ -32,6 +33,10 @@ export async function newTicket(opts: {
   const { ticket, base } = opts;
   if (!TICKET_RE.test(ticket)) {
     throw new UserError(`'${ticket}' is not a ticket key; use one like PROJ-123 (chalk new TICKET [title])`, 2);
+  }
+  // The title becomes the spec's first line and the request's title: one line of plain text.
+  if (opts.title !== undefined && hasControlCharacter(opts.title)) {
+    throw new UserError('the title must be one line without control characters (no newline or tab); retype it');
   }
   const title = opts.title?.trim() || 'Describe the change';
   const root = await mainRoot(opts.cwd);

@@ -25,6 +25,15 @@ const CONTROL = '[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]';
 
 const UNSAFE = new RegExp(`${CSI}|${STRING}|${OTHER_ESCAPE}|${CONTROL}`, 'g');
 
+/** True when the text holds any control character at all (C0, DEL, C1), newline and tab included. */
+export function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return true;
+  }
+  return false;
+}
+
 /**
  * The text with every control character and escape sequence removed, newlines and tabs kept.
  * The result holds no C0 control but tab and newline, no DEL and no C1 control.

@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:
 import { dirname, join } from 'node:path';
 import type pg from 'pg';
 import { run } from '../../core/process/run.js';
+import { repoKey } from '../../core/repo/git.js';
 import { runPaths } from '../../core/run/layout.js';
 import { type CallKind, callKind, promptOf } from '../../demo/call-kind.js';
 import * as s from '../fakes/model-script.js';
@@ -166,10 +167,11 @@ const git = (cwd: string, ...args: string[]) =>
 export function makeScenario(opts: ScenarioOptions = {}): Scenario {
   const ticket = opts.ticket ?? 'SHOP-1';
   const dir = tempDir('chalk-e2e-');
-  const repo = `shop${process.pid}n${counter++}`;
-  const root = join(dir, repo);
+  const root = join(dir, `shop${process.pid}n${counter++}`);
   const origin = join(dir, 'origin.git');
   mkdirSync(root);
+  // The key Chalk files the repository under (state paths, labels, rows): core's one rule.
+  const repo = repoKey(root);
   git(dir, 'init', '-q', '--bare', '-b', 'main', origin);
   git(root, 'init', '-q', '-b', 'main');
   git(root, 'config', 'user.name', 'Sam Person');

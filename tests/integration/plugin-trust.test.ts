@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -142,6 +143,24 @@ describe('a plugin named in .chalk/config', () => {
     const r = bootingCommand();
     expect(r.code).toBe(1);
     expect(oneLine(r.stderr)).toMatch(/^chalk: plugin '\.\/tools\/chalk-plugin' named in .chalk\/config changed since/);
+    expect(existsSync(sentinel)).toBe(false);
+  });
+
+  test('chalk run --detach refuses it before handing the run to a background process', () => {
+    const git = (...args: string[]) => expect(spawnSync('git', args, { cwd: repo }).status).toBe(0);
+    git('checkout', '-q', '-b', 'chalk/SHOP-2');
+    mkdirSync(join(repo, 'specs'));
+    writeFileSync(join(repo, 'specs', 'SHOP-2.md'), '# SHOP-2: greet\n\n- [ ] greet prints hello\n');
+    writeFileSync(join(repo, '.chalk', 'config'), 'CHALK_PLUGINS=./.chalk/evil.js\nCHALK_TEST_CMD=true\n');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'plant a plugin');
+    const r = chalk(['run', '--detach'], {
+      cwd: repo,
+      env: { ...env, ANTHROPIC_API_KEY: 'sk-ant-test-not-a-real-key' },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(oneLine(r.stderr)).toMatch(/^chalk: plugin '\.\/\.chalk\/evil\.js' named in \.chalk\/config is not trusted/);
     expect(existsSync(sentinel)).toBe(false);
   });
 

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ConsoleLog } from '../../core/kernel/console-log.js';
-import { forTerminal, TerminalStream } from '../../core/text/terminal.js';
+import { forTerminal, hasControlCharacter, TerminalStream } from '../../core/text/terminal.js';
 
 const ESC = '\u001b';
 const BEL = '\u0007';
@@ -74,6 +74,21 @@ describe('forTerminal', () => {
       expect(actedOn(out)).toEqual([]);
       expect(forTerminal(out)).toBe(out);
     }
+  });
+});
+
+describe('hasControlCharacter', () => {
+  it.each([
+    ['Add the basket', false],
+    ['é – ünïcode ✓', false],
+    ['two\nlines', true],
+    ['a\ttab', true],
+    ['a\rreturn', true],
+    [`an ${ESC}[31m escape`, true],
+    ['a DEL\u007f', true],
+    ['a C1 \u0085 NEL', true],
+  ])('%j: %s', (text, expected) => {
+    expect(hasControlCharacter(text)).toBe(expected);
   });
 });
 
