@@ -20,7 +20,8 @@ export default class StatusCommand extends Command {
     const repo = await repoName(root);
     const report = await ticketStatus({ repo, root, store: () => PgStore.forConfig(config) });
     if (this.json) {
-      this.context.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      // `repo` is the key the state directory, containers and rows are filed under.
+      this.context.stdout.write(`${JSON.stringify({ repo, ...report }, null, 2)}\n`);
       return 0;
     }
     if (report.databaseError) this.context.stderr.write(`chalk: numbers unavailable: ${report.databaseError}\n`);

@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { commonDir, currentBranchName, remoteUrl, showToplevel } from '../git/host-git.js';
 
@@ -26,9 +27,27 @@ export async function mainRoot(cwd = process.cwd()): Promise<string> {
   return basename(common) === '.git' ? dirname(common) : resolve(common);
 }
 
-/** `<repo>`: the basename of the main checkout, used in state paths and container names. */
+/**
+ * The repository's key, `<name>-<8 hex>`: the main checkout's folder name (characters other
+ * than letters, digits, `_`, `.` and `-` turned into `-`) and the first 8 hex digits of the
+ * SHA-256 of the main checkout's real absolute path. Two repositories whose checkouts share a
+ * folder name (~/a/shop, ~/b/shop) get different keys, so they never share a state directory,
+ * a container, a label or a database row; every worktree of one repository gets the same key.
+ * The one rule: state paths, container names and labels, and the store's `repo` column all use it.
+ */
+export function repoKey(mainCheckout: string): string {
+  const real = realpathSync(mainCheckout);
+  const name =
+    basename(real)
+      .replace(/\.git$/, '')
+      .replace(/[^A-Za-z0-9_.-]/g, '-')
+      .slice(0, 40) || 'repo';
+  return `${name}-${createHash('sha256').update(real).digest('hex').slice(0, 8)}`;
+}
+
+/** `<repo>`: the key (`repoKey`) of the repository `cwd` is in, the same from any of its worktrees. */
 export async function repoName(cwd = process.cwd()): Promise<string> {
-  return basename(await mainRoot(cwd)).replace(/\.git$/, '');
+  return repoKey(await mainRoot(cwd));
 }
 
 export async function currentBranch(cwd = process.cwd()): Promise<string | null> {

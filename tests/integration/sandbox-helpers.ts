@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxSpec } from '../../core/ports/sandbox.js';
+import { repoKey } from '../../core/repo/git.js';
 import { docker } from '../../plugins/sandbox-docker/docker.js';
 import { DEFAULT_IMAGE } from '../../plugins/sandbox-docker/image.js';
 import { labelFilter } from '../../plugins/sandbox-docker/names.js';
@@ -64,7 +65,8 @@ export function makeTestRepo(ticket = 'SBX-1'): TestRepo {
   git(root, 'checkout', '-q', '-b', branch);
   const ioDir = join(dir, 'io');
   mkdirSync(ioDir);
-  const repoName = root.split('/').pop() as string;
+  // The key chalk itself files this repository under (chalk cleanup finds its containers by it).
+  const repoName = repoKey(root);
   return {
     root,
     gitDir: join(root, '.git'),

@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../../core/ports/store.js';
 import { run, runOk } from '../../../core/process/run.js';
+import { repoKey } from '../../../core/repo/git.js';
 import { PgStore } from '../../../core/store/index.js';
 import { BACKENDS, ROOT } from './backends.js';
 
-const call = (ticket: string, kind: string, costUsd: number, agentStatus = 'ok'): CallRecord => ({
-  repo: 'shop',
+const call = (repo: string, ticket: string, kind: string, costUsd: number, agentStatus = 'ok'): CallRecord => ({
+  repo,
   ticket,
   branch: ticket,
   loop: 1,
@@ -52,23 +53,25 @@ describe.each(BACKENDS)('chalk status on $name', (backend) => {
   beforeAll(async () => {
     db = await backend.fresh();
     repo = await gitRepo();
+    // What chalk status files the repository's rows and run directories under.
+    const key = repoKey(repo);
     env = { ...db.env, XDG_STATE_HOME: db.env.XDG_STATE_HOME ?? mkdtempSync(join(tmpdir(), 'chalk-state-')) };
     const store = await PgStore.open(db.target, 120_000);
     try {
-      await store.calls.record(call('PROJ-1', 'continue', 0.5));
-      await store.calls.record(call('PROJ-1', 'review', 0.25, 'pass'));
-      await store.events.record('shop', 'PROJ-1', 'submitted');
-      await store.calls.record(call('PROJ-2', 'continue', 1));
-      await store.calls.record(call('PROJ-2', 'retry', 1));
-      await store.events.record('shop', 'PROJ-2', 'detention');
-      const l = await store.lessons.open({ repo: 'shop', ticket: 'PROJ-2', signature: 's' });
+      await store.calls.record(call(key, 'PROJ-1', 'continue', 0.5));
+      await store.calls.record(call(key, 'PROJ-1', 'review', 0.25, 'pass'));
+      await store.events.record(key, 'PROJ-1', 'submitted');
+      await store.calls.record(call(key, 'PROJ-2', 'continue', 1));
+      await store.calls.record(call(key, 'PROJ-2', 'retry', 1));
+      await store.events.record(key, 'PROJ-2', 'detention');
+      const l = await store.lessons.open({ repo: key, ticket: 'PROJ-2', signature: 's' });
       await store.lessons.resolve({ id: l, resolution: 'r', lesson: 'l', resolvedBy: 'me' });
-      await store.calls.record(call('PROJ-8', 'continue', 0.1));
+      await store.calls.record(call(key, 'PROJ-8', 'continue', 0.1));
     } finally {
       await store.close();
     }
     // PROJ-8 runs now: its recorded pid (this test process) is alive.
-    const run8 = join(env.XDG_STATE_HOME as string, 'chalk', 'shop', 'runs', 'PROJ-8');
+    const run8 = join(env.XDG_STATE_HOME as string, 'chalk', key, 'runs', 'PROJ-8');
     mkdirSync(run8, { recursive: true });
     writeFileSync(join(run8, 'pid'), `${process.pid}\n`);
   });
