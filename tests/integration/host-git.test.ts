@@ -313,6 +313,28 @@ describe('importBundle refuses', () => {
     );
   });
 
+  it('what inspect objects to, after the tip is in the store and before any ref moves', async () => {
+    const { bundle, tip } = agentWork(w);
+    const seen: string[] = [];
+    const inspect = async (t: string) => {
+      seen.push(t);
+      expect(gitCode(w.work, 'cat-file', '-e', `${t}^{commit}`)).toBe(0);
+      return 'the loop changed .chalk/config';
+    };
+    await refused({ bundle, inspect }, /^the loop changed \.chalk\/config$/);
+    expect(seen).toEqual([tip]);
+    expect(git(w.work, 'for-each-ref', 'refs/chalk/')).toBe('');
+    const r = await importBundle({
+      cwd: w.work,
+      bundle,
+      base: w.base,
+      target: { kind: 'fast-forward', branch: 'chalk/SHOP-1' },
+      inspect: async () => null,
+    });
+    expect(r.tip).toBe(tip);
+    expect(git(w.work, 'rev-parse', 'HEAD')).toBe(tip);
+  });
+
   it('a target outside detention/', async () => {
     const { bundle } = agentWork(w);
     await refused({ bundle, target: { kind: 'branch', name: 'main' } }, /detention\/\.\.\. branch, not 'main'/);
