@@ -47,6 +47,25 @@ const autoOrPositive = (key: string, what: string) =>
     error: (i) => `${key} must be 'auto' or ${what} ${got(i.input)}`,
   });
 
+/** The longest delay Node's timers hold, 2^31-1 ms (about 24.8 days); a longer one fires at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * A count of `unit`s that becomes a timer delay, refused (before `rest` reads it) when
+ * value times unit is more than Node's timers hold, where it would fire at once instead.
+ */
+const timerDelay = (key: string, unit: { name: string; ms: number }, rest: z.ZodType<unknown>) => {
+  const max = Math.floor(MAX_TIMER_MS / unit.ms);
+  return z
+    .string()
+    .refine((v) => !/^[0-9]+$/.test(v) || Number(v) <= max, {
+      error: (i) => `${key} must be at most ${max} ${unit.name} (the longest wait Node's timers hold) ${got(i.input)}`,
+    })
+    .pipe(rest);
+};
+const SECONDS = { name: 'seconds', ms: 1000 };
+const MINUTES = { name: 'minutes', ms: 60_000 };
+
 const bool = (key: string) => oneOf(key, ['true', 'false']).transform((v) => v === 'true');
 
 const dollars = (key: string) =>
@@ -113,7 +132,11 @@ export const KEYS: readonly KeySpec[] = [
     'CHALK_RUBRIC_TIMEOUT',
     '900',
     'Seconds before a hung rubric is killed',
-    positiveInt('CHALK_RUBRIC_TIMEOUT', 'a positive whole number of seconds'),
+    timerDelay(
+      'CHALK_RUBRIC_TIMEOUT',
+      SECONDS,
+      positiveInt('CHALK_RUBRIC_TIMEOUT', 'a positive whole number of seconds'),
+    ),
   ),
   repo('CHALK_TEST_REPORT', '', 'Path of a JUnit XML, go test -json or jest --json report the rubric writes'),
   repo('CHALK_BUDGET_USD', '1.00', 'Spend cap per agent call (--max-budget-usd)', dollars('CHALK_BUDGET_USD')),
@@ -208,7 +231,7 @@ export const KEYS: readonly KeySpec[] = [
     'CHALK_DB_TIMEOUT',
     'auto',
     'Seconds to wait for the database',
-    autoOrPositive('CHALK_DB_TIMEOUT', 'a positive number of seconds'),
+    timerDelay('CHALK_DB_TIMEOUT', SECONDS, autoOrPositive('CHALK_DB_TIMEOUT', 'a positive number of seconds')),
   ),
   machine('CHALK_DECIDER_URL', 'http://127.0.0.1:8471', 'Decider base URL', httpUrl('CHALK_DECIDER_URL')),
   machine('CHALK_DECIDER_TOKEN', '', 'Bearer token for the decider', text, { secret: true }),
@@ -235,13 +258,17 @@ export const KEYS: readonly KeySpec[] = [
     'CHALK_DECIDER_IDLE_MINUTES',
     '30',
     'Local decider services exit after this idle time',
-    positiveInt('CHALK_DECIDER_IDLE_MINUTES'),
+    timerDelay('CHALK_DECIDER_IDLE_MINUTES', MINUTES, positiveInt('CHALK_DECIDER_IDLE_MINUTES')),
   ),
   machine(
     'CHALK_DECIDER_TIMEOUT',
     'auto',
     'Seconds a run waits for the local decider to load',
-    autoOrPositive('CHALK_DECIDER_TIMEOUT', 'a positive number of seconds'),
+    timerDelay(
+      'CHALK_DECIDER_TIMEOUT',
+      SECONDS,
+      autoOrPositive('CHALK_DECIDER_TIMEOUT', 'a positive number of seconds'),
+    ),
   ),
   machine(
     'CHALK_SANDBOX_BASE',

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { ConfigError, loadConfig, parseConfigFile, resetConfigWarnings } from '../../core/config/config.js';
-import { KEYS } from '../../core/config/keys.js';
+import { KEYS, MAX_TIMER_MS } from '../../core/config/keys.js';
 import { configTemplate } from '../../core/config/template.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -91,6 +91,42 @@ describe('unknown and machine keys', () => {
   test('machine keys are read from the environment', () => {
     const config = loadConfig({ root: null, env: { CHALK_DECIDER_URL: 'https://d.example.com' } });
     expect(config.entry('CHALK_DECIDER_URL')).toMatchObject({ raw: 'https://d.example.com', source: 'env' });
+  });
+});
+
+describe('delays Node timers cannot hold (2^31-1 ms) are refused', () => {
+  // [key, the largest value accepted, its unit]: one more unit is past 2147483647 ms.
+  const delays: Array<[string, number, string]> = [
+    ['CHALK_RUBRIC_TIMEOUT', 2_147_483, 'seconds'],
+    ['CHALK_DB_TIMEOUT', 2_147_483, 'seconds'],
+    ['CHALK_DECIDER_TIMEOUT', 2_147_483, 'seconds'],
+    ['CHALK_DECIDER_IDLE_MINUTES', 35_791, 'minutes'],
+  ];
+  test.each(delays)('%s: %i %s is the most', (key, max, unit) => {
+    const unitMs = unit === 'seconds' ? 1000 : 60_000;
+    expect(max * unitMs).toBeLessThanOrEqual(MAX_TIMER_MS);
+    expect((max + 1) * unitMs).toBeGreaterThan(MAX_TIMER_MS);
+    expect(loadConfig({ root: null, env: { [key]: String(max) } }).str(key)).toBe(String(max));
+    for (const over of [String(max + 1), '99999999999999999999999']) {
+      expect(() => loadConfig({ root: null, env: { [key]: over } })).toThrow(
+        `${key} must be at most ${max} ${unit} (the longest wait Node's timers hold) (got '${over}') [from the environment]`,
+      );
+    }
+  });
+  test('the rubric timeout still reads as a number, and bad forms keep their own message', () => {
+    expect(loadConfig({ root: null, env: { CHALK_RUBRIC_TIMEOUT: '2147483' } }).num('CHALK_RUBRIC_TIMEOUT')).toBe(
+      2_147_483,
+    );
+    expect(() => loadConfig({ root: null, env: { CHALK_RUBRIC_TIMEOUT: '0' } })).toThrow(
+      "CHALK_RUBRIC_TIMEOUT must be a positive whole number of seconds (got '0')",
+    );
+    expect(loadConfig({ root: null, env: { CHALK_DB_TIMEOUT: 'auto' } }).str('CHALK_DB_TIMEOUT')).toBe('auto');
+  });
+  test('from .chalk/config too', () => {
+    const root = repoWith('CHALK_RUBRIC_TIMEOUT=3000000\n');
+    expect(() => loadConfig({ root, env: {}, warn: () => {} })).toThrow(
+      "CHALK_RUBRIC_TIMEOUT must be at most 2147483 seconds (the longest wait Node's timers hold) (got '3000000') [from .chalk/config]",
+    );
   });
 });
 
