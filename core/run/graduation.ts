@@ -37,7 +37,8 @@ export async function pushBranch(ctx: RunContext, log: Log): Promise<void> {
   const r = await push(ctx.root, { remote: 'origin', branch: ctx.branch, setUpstream: true });
   const lines = `${r.stderr}${r.stdout}`.split('\n').filter((l) => l.trim() !== '');
   if (r.code !== 0) {
-    for (const l of lines) process.stderr.write(`${l}\n`);
+    // Through the log, like every line from outside: the remote's words reach no terminal raw.
+    for (const l of lines) log.warn(l);
     throw new UserError(`could not push ${ctx.branch} to origin`, GRADUATION_EXIT);
   }
   for (const l of lines) if (!l.startsWith('remote:') && !/^branch '.*' set up to track/.test(l)) log.warn(l);
