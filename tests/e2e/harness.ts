@@ -1,7 +1,20 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
+import { expect } from 'vitest';
 import { run } from '../../core/process/run.js';
 import { repoKey } from '../../core/repo/git.js';
 import { runPaths } from '../../core/run/layout.js';
@@ -452,3 +465,201 @@ export const readIo = (rig: Rig, sc: Scenario, name: string) => readFileSync(joi
 
 /** The `next:` lines of a run. */
 export const nextLines = (r: ChalkRun) => r.lines.filter((l) => l.startsWith('next: '));
+
+// --- the hostile-agent suite: sentinels, secrets, clear states ---------------
+
+/**
+ * A root-owned (the test's user) 0600 file with unique content in a fresh
+ * temp dir: the host path an attacker aims its symlinks at. `intact()` says
+ * whether it is still the same regular file with the same bytes and mtime.
+ */
+export interface Sentinel {
+  path: string;
+  content: string;
+  intact(): boolean;
+  /** What differs, for a failed expectation. */
+  describe(): string;
+  dispose(): void;
+}
+
+export function makeSentinel(label = 'sentinel'): Sentinel {
+  const dir = tempDir('chalk-e2e-sentinel-');
+  chmodSync(dir, 0o700);
+  const path = join(dir, label);
+  const content = `${label}-${randomUUID()}\n`;
+  writeFileSync(path, content, { mode: 0o600 });
+  const before = lstatSync(path);
+  const now = () => {
+    try {
+      const st = lstatSync(path);
+      return { st, text: st.isFile() ? readFileSync(path, 'utf8') : null };
+    } catch {
+      return { st: null, text: null };
+    }
+  };
+  return {
+    path,
+    content,
+    intact() {
+      const { st, text } = now();
+      return !!st && st.isFile() && text === content && st.mtimeMs === before.mtimeMs && (st.mode & 0o777) === 0o600;
+    },
+    describe() {
+      const { st, text } = now();
+      if (!st) return `${path} is gone`;
+      if (!st.isFile()) return `${path} is no longer a regular file`;
+      return `${path}: mode ${(st.mode & 0o777).toString(8)}, mtime ${st.mtimeMs} (was ${before.mtimeMs}), content ${JSON.stringify((text ?? '').slice(0, 200))}`;
+    },
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** A marker path host code would create if it ran (a hook, a plugin); `ran()` says whether it exists. */
+export function makeMarker(label = 'ran'): { path: string; ran(): boolean; dispose(): void } {
+  const dir = tempDir('chalk-e2e-marker-');
+  const path = join(dir, label);
+  return { path, ran: () => existsSync(path), dispose: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Every secret starts with this, so one grep inside the sandbox finds them all. */
+export const SECRET_PREFIX = 'zq9secret';
+export const secretValue = (what: string) => `${SECRET_PREFIX}${what}${randomUUID().replace(/-/g, '')}`;
+
+/** Every row of every table of the rig's database, as text (to search for secrets). */
+export async function databaseText(rig: Rig): Promise<string> {
+  const tables = await rig.sql<{ table_name: string }>(
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
+  );
+  const parts: string[] = [];
+  for (const { table_name } of tables) {
+    const rows = await rig.sql<{ row: string }>(`SELECT row_to_json(t)::text AS row FROM "${table_name}" t`);
+    parts.push(...rows.map((r) => r.row));
+  }
+  return parts.join('\n');
+}
+
+/** Everything the model server received: request bodies and tool results (headers are not recorded). */
+export const modelText = (rig: Rig) =>
+  JSON.stringify(rig.model.requests.map((r) => r.body ?? null)) + JSON.stringify(rig.model.toolResults);
+
+/** Whether any branch of the scenario's repository (contents or messages) holds `needle`, outside `exclude` pathspecs. */
+export function branchesHold(sc: Scenario, needle: string, exclude: string[] = []): boolean {
+  const refs = git(sc.root, 'for-each-ref', '--format=%(refname)', 'refs/heads/').split('\n').filter(Boolean);
+  const grep = spawnSync(
+    'git',
+    ['grep', '-q', '-a', '-F', '-e', needle, ...refs, '--', '.', ...exclude.map((p) => `:(exclude)${p}`)],
+    {
+      cwd: sc.root,
+    },
+  );
+  if (grep.status === 0) return true;
+  const log = spawnSync('git', ['log', '--all', '--format=%B'], { cwd: sc.root, encoding: 'utf8' });
+  return log.stdout.includes(needle);
+}
+
+/** Files called `name` anywhere under the rig's state directory for `ticket` (logs, reports, whatever the layout). */
+export function stateFiles(rig: Rig, ticket: string, name: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name === name && p.includes(`/${ticket}/`)) out.push(p);
+    }
+  };
+  walk(rig.state);
+  return out;
+}
+
+/** All text of the run's files under the state directory (logs, prompts, reports), for secret searches. */
+export function stateText(rig: Rig, ticket: string): string {
+  const parts: string[] = [];
+  const walk = (d: string) => {
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile() && p.includes(`/${ticket}/`) && statSync(p).size < 256 * 1024 * 1024)
+        parts.push(readFileSync(p, 'latin1'));
+    }
+  };
+  walk(rig.state);
+  return parts.join('\n');
+}
+
+/** A run that ended detained: exit 3, exactly one DETENTION line (matching `reason`) and one `next:` line. */
+export function expectDetainedWith(r: ChalkRun, reason: RegExp): string {
+  expect(r.code, explain(r)).toBe(3);
+  const detention = r.lines.filter((l) => l.startsWith('DETENTION: '));
+  expect(detention, explain(r)).toHaveLength(1);
+  expect(detention[0], explain(r)).toMatch(reason);
+  expect(nextLines(r), explain(r)).toHaveLength(1);
+  return detention[0] as string;
+}
+
+/** A run refused before anything started: exit 1, one stderr line matching `line`, no ticket output. */
+export function expectRefusedWith(r: ChalkRun, line: RegExp): void {
+  expect(r.code, explain(r)).toBe(1);
+  expect(r.stderr.trim().split('\n'), explain(r)).toHaveLength(1);
+  expect(r.stderr.trim(), explain(r)).toMatch(line);
+  expect(r.lines, explain(r)).toEqual([]);
+}
+
+/** Polls `check` every `everyMs` until it returns a value (not undefined) or `deadlineMs` passes. */
+export async function pollFor<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  opts: { deadlineMs: number; everyMs?: number; what: string },
+): Promise<T> {
+  const end = Date.now() + opts.deadlineMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out after ${opts.deadlineMs} ms waiting for ${opts.what}`);
+    await delay(opts.everyMs ?? 100);
+  }
+}
+
+/** Running containers labelled with `ticket` (whatever the repo label says). */
+export async function ticketContainers(ticket: string): Promise<string[]> {
+  const r = await run('docker', ['ps', '--filter', `label=chalk.ticket=${ticket}`, '--format', '{{.ID}}']);
+  return r.stdout.split('\n').filter(Boolean);
+}
+
+/**
+ * The peak resident memory (VmHWM, kB) of a child process, sampled until it
+ * exits: the kernel's high-water mark only grows, so the last sample is the
+ * peak up to that moment.
+ */
+export function watchPeakRss(child: ChildProcess): { peakKb(): number; stop(): void } {
+  let peak = 0;
+  const sample = () => {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+      if (m) peak = Math.max(peak, Number(m[1]));
+    } catch {}
+  };
+  const timer = setInterval(sample, 50);
+  child.once('exit', () => clearInterval(timer));
+  return { peakKb: () => peak, stop: () => clearInterval(timer) };
+}
+
+/** The control characters in `text` other than newline and tab (C0, DEL, C1: ESC, BEL, CR...), as code points. */
+export function controlChars(text: string): number[] {
+  const found = new Set<number>();
+  for (const ch of text) {
+    const c = ch.codePointAt(0) ?? 0;
+    if ((c < 0x20 && c !== 0x0a && c !== 0x09) || (c >= 0x7f && c <= 0x9f)) found.add(c);
+  }
+  return [...found];
+}
