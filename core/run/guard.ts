@@ -12,6 +12,7 @@ import { notesFile, specFile } from './prompt.js';
  * - anything under `.chalk/` (configuration, textbook, prompt overrides: the grading setup);
  * - hook directories: `.husky/`, `.githooks/` and the ones given (`core.hooksPath` inside the tree);
  * - the CI gate files `chalk init` writes (CI_GATE_FILES);
+ * - the files given as `gradedBy` (a textbook configured outside `.chalk/`);
  * - a path that is an ancestor of any of these or of the spec (`.chalk`, `.github`, `specs` as a
  *   file, a symlink or a submodule), since the host would then find them through it;
  * - any change to `specs/<TICKET>.md` but ticking checkpoints, and a spec that is gone or is not a
@@ -40,6 +41,11 @@ export interface GuardInput {
   specAfter: string | null;
   /** More repository-relative hook directories (the user's `core.hooksPath` when it points inside the repo). */
   hooksDirs: readonly string[];
+  /**
+   * More repository-relative files the run is graded by that live outside `.chalk/`: the
+   * configured `CHALK_TEXTBOOK` when it points elsewhere in the tree.
+   */
+  gradedBy?: readonly string[];
 }
 
 export type GuardVerdict = { ok: true } | { ok: false; files: string[]; reason: string };
@@ -142,7 +148,7 @@ export function guardLoop(input: GuardInput): GuardVerdict {
   const specKey = hostKey(spec);
   const notesKey = hostKey(notesFile(input.ticket));
   const trees = [hostKey(CHALK_DIR), ...hookKeys(input.hooksDirs)];
-  const files = CI_GATE_FILES.map(hostKey);
+  const files = [...CI_GATE_FILES, ...(input.gradedBy ?? [])].map(hostKey);
   const guarded = [...trees, ...files, specKey, notesKey];
 
   const refused: string[] = [];

@@ -87,6 +87,16 @@ describe('what a loop may change', () => {
     for (const path of CI_GATE_FILES) expect(guard({ changed: [path] }).ok).toBe(false);
   });
 
+  it.each<[string, boolean]>([
+    ['docs/textbook.md', false],
+    ['Docs/TextBook.md', false],
+    ['docs', false],
+    ['docs/other.md', true],
+  ])('a textbook configured outside .chalk/ is guarded too: %s free: %s', (path, free) => {
+    expect(guard({ changed: [path], gradedBy: ['docs/textbook.md'] }).ok).toBe(free);
+    expect(guard({ changed: [path] }).ok).toBe(true);
+  });
+
   it('counts a rename of .chalk/config to elsewhere as changing it', () => {
     expect(guard({ changed: ['.chalk/config', 'config.bak'] })).toEqual({
       ok: false,
