@@ -54,7 +54,7 @@ export const MAX_TIMER_MS = 2_147_483_647;
  * A count of `unit`s that becomes a timer delay, refused (before `rest` reads it) when
  * value times unit is more than Node's timers hold, where it would fire at once instead.
  */
-const timerDelay = (key: string, unit: { name: string; ms: number }, rest: z.ZodType<unknown>) => {
+const timerDelay = (key: string, unit: { name: string; ms: number }, rest: z.ZodType<unknown, string>) => {
   const max = Math.floor(MAX_TIMER_MS / unit.ms);
   return z
     .string()
