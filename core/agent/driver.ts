@@ -44,6 +44,8 @@ export class ClaudeAgent implements Agent {
         cwd: opts.cwd,
         signal: opts.signal,
         onOutput: opts.onOutput,
+        // Only the agent CLI gets the credentials.
+        agent: true,
       });
       exitCode = r.exitCode;
       stdout = r.stdout;

@@ -163,8 +163,24 @@ export const KEYS: readonly KeySpec[] = [
   repo(
     'CHALK_SANDBOX_MEM_MB',
     '2048',
-    'MiB one sandbox is assumed to need',
+    'MiB of memory one sandbox may use (its limit, with no swap beyond it)',
     positiveInt('CHALK_SANDBOX_MEM_MB', 'a positive whole number of MiB').transform(Number),
+  ),
+  repo(
+    'CHALK_SANDBOX_CPUS',
+    'auto',
+    "CPUs one sandbox may use: auto (half the Docker engine's, at least 1) or a number like 1.5",
+    z.string().refine((v) => v === 'auto' || (/^[0-9]+(\.[0-9]+)?$/.test(v) && Number(v) > 0 && Number(v) <= 1024), {
+      error: (i) => `CHALK_SANDBOX_CPUS must be 'auto' or a positive number of CPUs like 2 or 1.5 ${got(i.input)}`,
+    }),
+  ),
+  repo(
+    'CHALK_OUTPUT_CAP_MB',
+    '64',
+    'MiB of output the host takes from any one command in the sandbox (its log holds that much); past it the command is stopped',
+    positiveInt('CHALK_OUTPUT_CAP_MB', 'a positive whole number of MiB').refine((n) => n <= 4096, {
+      error: (i) => `CHALK_OUTPUT_CAP_MB must be at most 4096 ${got(i.input)}`,
+    }),
   ),
   repo(
     'CHALK_DECIDER',
@@ -281,6 +297,12 @@ export const KEYS: readonly KeySpec[] = [
     'Extra CA bundle carried into the sandbox image; empty: NODE_EXTRA_CA_CERTS, else SSL_CERT_FILE',
   ),
   machine('CHALK_OTEL_ENDPOINT', '', 'Export Claude Code telemetry to this OTLP endpoint'),
+  machine(
+    'CHALK_OTEL_HEADERS',
+    'false',
+    'true: also hand OTEL_EXPORTER_OTLP_HEADERS (often a token) to the agent CLI in the sandbox',
+    bool('CHALK_OTEL_HEADERS'),
+  ),
   machine(
     'CHALK_OTEL_PROTOCOL',
     'grpc',

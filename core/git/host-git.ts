@@ -270,3 +270,34 @@ export async function createBundle(o: { cwd: string; ref: string; out: string })
     rmSync(tmp, { recursive: true, force: true });
   }
 }
+
+/** Every path that differs between two commits (no rename detection: both sides of a rename). */
+export async function changedPaths(cwd: string, o: { from: string; to: string }): Promise<string[]> {
+  const out = await hostGitOk(
+    ['diff', '--name-only', '-z', '--no-renames', arg(o.from, 'revision'), arg(o.to, 'revision'), '--'],
+    { cwd },
+  );
+  return out.split('\0').filter((p) => p !== '');
+}
+
+/** A file of a commit as git stores it: its mode (`100644`, `120000` for a symlink, ...) and text; null when absent. */
+export async function fileAt(
+  cwd: string,
+  o: { rev: string; path: string },
+): Promise<{ mode: string; text: string } | null> {
+  const ls = await hostGitOk(['ls-tree', '-z', arg(o.rev, 'revision'), '--', o.path], { cwd });
+  const entry = ls.split('\0')[0] ?? '';
+  const m = /^(\d{6}) (\w+) ([0-9a-f]+)\t/.exec(entry);
+  if (!m) return null;
+  const [, mode, type, oid] = m as unknown as [string, string, string, string];
+  if (type !== 'blob') return { mode, text: '' };
+  const blob = await hostGit(['cat-file', 'blob', oid], { cwd });
+  if (blob.code !== 0) throw new HostGitError(`git cat-file failed (exit ${blob.code})`, blob.code, blob.stderr);
+  return { mode, text: blob.stdout };
+}
+
+/** `git merge-base A B`: their best common ancestor, or null when they have none (or one is unknown). */
+export async function mergeBase(cwd: string, o: { a: string; b: string }): Promise<string | null> {
+  const r = await hostGit(['merge-base', '--end-of-options', arg(o.a, 'revision'), arg(o.b, 'revision')], { cwd });
+  return r.code === 0 ? r.stdout.trim() || null : null;
+}

@@ -15,43 +15,70 @@ export interface ExecOptions {
   onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
   /** Aborting kills the command; `exec` then rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * This command is the agent CLI: only it gets the agent credentials (and the
+   * telemetry settings), in its own environment. The setup and rubric commands never do.
+   */
+  agent?: boolean;
+  /**
+   * Most bytes of output (stdout and stderr together) the host takes from the
+   * command; past it the command is stopped and `outputCapped` is set.
+   * Default: the sandbox's output cap (`CHALK_OUTPUT_CAP_MB`).
+   */
+  maxOutputBytes?: number;
 }
 
 export interface ExecResult {
   exitCode: number;
+  /** What the host kept of stdout: its head and tail when it was longer (see `KEPT_OUTPUT_BYTES`). */
   stdout: string;
   stderr: string;
   timedOut: boolean;
+  /** The command printed more than its output cap and was stopped. */
+  outputCapped?: boolean;
 }
+
+/** Of a long output, the host keeps this many bytes in memory (the head, and the last quarter as the tail). */
+export const KEPT_OUTPUT_BYTES = 4 * 1024 * 1024;
 
 export interface SandboxSpec {
   /** `<repo>`: the main checkout's name, used in the container name and labels. */
   repo: string;
-  /** The host repository's git common dir; mounted read-only, the clone borrows its objects. */
-  gitDir: string;
+  /**
+   * A git bundle on the host holding the ticket branch's history: the only
+   * repository data the sandbox gets (never the user's git dir, its config,
+   * hooks or worktree paths). It is streamed in through the engine's API.
+   */
+  source: string;
   ticket: string;
   runId: string;
   /** The ticket branch, cloned into the sandbox. */
   branch: string;
-  /** The run's io directory on the host, mounted for prompts in and answers (and the bundle) out. */
-  ioDir: string;
-  /** Commit identity inside the sandbox; default the host's git identity, else Chalk Agent. */
-  author?: { name: string; email: string };
+  /**
+   * The base branch as the clone shows it, `origin/<name>`, at the commit
+   * where the ticket branch left it (what the review diffs against).
+   */
+  baseBranch?: { name: string; commit: string };
+  /** Commit identity inside the sandbox (the caller reads the host's git identity). */
+  author: { name: string; email: string };
   /** Extra, non-secret environment for the container (e.g. from `beforeSandboxStart` taps). */
   env?: Record<string, string>;
   /** A distinct container for a second sandbox of the same ticket (e.g. `distill`). */
   suffix?: string;
 }
 
-/** Where things are inside a sandbox. */
+/** Where things are inside a sandbox. Nothing in a sandbox is a host directory. */
 export const SANDBOX_PATHS = {
   /** The clone of the ticket branch (on the RAM disk). */
   repo: '/work/repo',
-  /** The run's io directory. */
+  /** Files the host puts in (the system prompt): owned by root, not writable by the agent. */
   io: '/chalk',
-  /** The host's git store, read-only. */
-  gitStore: '/src.git',
 } as const;
+
+/** A file read back from a sandbox was not a regular file under its cap. */
+export class SandboxFileError extends Error {
+  override name = 'SandboxFileError';
+}
 
 export interface SandboxSession {
   /** The container's name, `chalk-sandbox-<repo>-<TICKET>`. */
@@ -66,16 +93,29 @@ export interface SandboxSession {
   /** Commits everything in the tree (tracked and untracked, not ignored); returns the new HEAD, or null when there was nothing to commit. */
   commitAll(message: string, opts?: { allowEmpty?: boolean }): Promise<string | null>;
   /**
-   * Writes the commits in `base..HEAD` as a git bundle into the io directory and
-   * returns its host path, or null when HEAD is `base`.
+   * Writes the commits in `base..HEAD` as a git bundle, copies it out through
+   * the engine (a regular file under the bundle cap, else SandboxFileError) to
+   * `dest`, a new file in a host directory the sandbox cannot reach, and
+   * returns the sandbox's HEAD; null when HEAD is `base`. The host verifies
+   * the bundle before it fetches anything from it.
    */
-  exportBundle(base: string): Promise<string | null>;
+  exportBundle(base: string, dest: string): Promise<string | null>;
   /**
-   * Brings the commits since `base` home: exports the bundle, fetches it into
-   * the host worktree that has the ticket branch checked out and fast-forwards
-   * (never merges). Returns the new HEAD, or null when there was nothing new.
+   * Puts `content` at `SANDBOX_PATHS.io/<name>`, owned by root and read-only
+   * to the agent (the system prompt); replaces what was there.
    */
-  bringHome(base: string, worktree: string): Promise<string | null>;
+  putFile(name: string, content: string): Promise<void>;
+  /**
+   * A file of the sandbox (a path relative to the clone, or absolute): its
+   * bytes when it is a regular file (no symlink, FIFO, device or directory) of
+   * at most `maxBytes`; null when it does not exist; SandboxFileError otherwise.
+   */
+  readFile(path: string, opts: { maxBytes: number }): Promise<Buffer | null>;
+  /**
+   * Ends every process left in the sandbox (the agent's background jobs), so
+   * nothing the agent started runs beside the rubric or the review.
+   */
+  reapStrays(): Promise<void>;
   /** Discards uncommitted changes and untracked, non-ignored files. */
   reset(): Promise<void>;
   /** The tree id of everything in the working tree (tracked and untracked, not ignored), minus `exclude` pathspecs; null when git fails. */

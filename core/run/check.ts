@@ -20,7 +20,7 @@ export async function checkTicket(
   let session: SandboxSession | null = null;
   try {
     await startServices(deps, log);
-    session = (await openSandbox(ctx, deps, log, runId)).session;
+    session = (await openSandbox(ctx, deps, log, { runId })).session;
     const outcome = await specCheck(ctx, deps, session, log, { runId, force: true, signal: opts.signal });
     return { ctx, outcome };
   } finally {

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CREDENTIALS, hasCredential } from '../agent/credentials.js';
 import type { Config } from '../config/config.js';
 import { UserError } from '../errors.js';
 import { commonDir, statusPorcelain } from '../git/host-git.js';
@@ -32,12 +33,7 @@ export interface RunContext {
   rubricCommand: string;
 }
 
-/** The agent credentials the sandbox passes on, any one of which is enough. */
-export const CREDENTIALS = ['ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_AUTH_TOKEN'] as const;
-
-export function hasCredential(env: NodeJS.ProcessEnv): boolean {
-  return CREDENTIALS.some((k) => (env[k] ?? '') !== '');
-}
+export { CREDENTIALS, hasCredential } from '../agent/credentials.js';
 
 export interface ContextOptions {
   root: string | null;

@@ -1,9 +1,9 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { Fingerprint } from '../fingerprint/fingerprint.js';
+import { writeHostFile } from '../fs/host-file.js';
 import { createBranch, forEachRef, revParse } from '../git/host-git.js';
 import type { Log } from '../ports/log.js';
 import type { SandboxSession } from '../ports/sandbox.js';
-import { runOk } from '../process/run.js';
 import type { RunContext } from './context.js';
 import type { RunDeps } from './deps.js';
 import {
@@ -14,6 +14,7 @@ import {
   detentionSignature,
   nextStep,
 } from './detention-reasons.js';
+import { bringHome } from './home.js';
 import type { DetentionFacts } from './layout.js';
 import type { DetainRequest } from './policy.js';
 
@@ -62,11 +63,9 @@ export async function detain(
   if (session) {
     try {
       await session.commitAll(detentionCommitMessage(ctx.ticket, d.reason), { allowEmpty: true });
-      const bundle = await session.exportBundle(base);
-      if (bundle) {
-        await runOk('git', ['fetch', '--quiet', '--no-tags', bundle, `HEAD:refs/heads/${branch}`], { cwd: ctx.root });
-        parked = true;
-      }
+      const home = await bringHome(ctx, session, { base, target: { kind: 'branch', name: branch } });
+      if (home.kind === 'home') parked = true;
+      else if (home.kind === 'refused') log.warn(`could not bring the failed attempt home: ${home.reason}`);
     } catch (err) {
       log.warn(`could not bring the failed attempt home: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -111,7 +110,7 @@ export async function detain(
     lesson: signature,
     ...(lessonId !== null ? { lesson_id: lessonId } : {}),
   };
-  writeFileSync(ctx.paths.detention, `${JSON.stringify(facts, null, 2)}\n`);
+  writeHostFile(ctx.paths.detention, `${JSON.stringify(facts, null, 2)}\n`);
   for (const line of detentionLines({ reason: d.reason, detail: d.detail, next, branch, worktree: ctx.root })) {
     log.info(line);
   }

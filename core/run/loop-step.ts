@@ -1,8 +1,9 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { denialNote } from '../agent/denials.js';
 import type { Fingerprint } from '../fingerprint/fingerprint.js';
 import type { Judgement, RulesMode, VerdictStreak } from '../fingerprint/streak.js';
 import { shouldFingerprint } from '../fingerprint/streak.js';
+import { writeHostFile } from '../fs/host-file.js';
 import type { RubricEvent, StopRequest } from '../kernel/hooks.js';
 import type { AgentResult, LoopAnswer, LoopKind } from '../ports/agent.js';
 import type { Log } from '../ports/log.js';
@@ -10,10 +11,13 @@ import { SANDBOX_PATHS, type SandboxSession } from '../ports/sandbox.js';
 import { openCount } from '../spec/checkpoints.js';
 import type { RunContext } from './context.js';
 import type { RunDeps } from './deps.js';
+import type { GuardVerdict } from './guard.js';
+import { bringHome } from './home.js';
 import { classifyLoop, type LoopEnding } from './policy.js';
 import { loopPromptContext, renderLoopPrompt } from './prompt.js';
 import { callRecord, secs, usd } from './record.js';
 import { runRubric, takeFingerprint } from './rubric.js';
+import { SYSTEM_PROMPT } from './session.js';
 
 export interface LoopInput {
   loop: number;
@@ -85,18 +89,20 @@ export async function runLoop(
   };
   const hooked = await deps.hooks.beforePrompt.promise(loopPromptContext(promptInput, ctx.prompts));
   const prompt = renderLoopPrompt(hooked, promptInput);
-  writeFileSync(ctx.paths.prompt, prompt);
+  writeHostFile(ctx.paths.prompt, prompt);
   log.info(`loop ${input.loop} (${input.mode}) started`);
 
   const started = deps.clock.now().getTime();
   const result = await deps.agent.call(input.mode, prompt, {
     where: session,
-    systemPromptFile: `${SANDBOX_PATHS.io}/system.md`,
+    systemPromptFile: `${SANDBOX_PATHS.io}/${SYSTEM_PROMPT}`,
     cwd: SANDBOX_PATHS.repo,
     signal,
   });
-  writeFileSync(ctx.paths.loopJson, result.raw);
-  writeFileSync(ctx.paths.loopErr, result.stderr);
+  // Nothing the agent started runs on beside the rubric (or reads what comes next).
+  await session.reapStrays();
+  writeHostFile(ctx.paths.loopJson, result.raw);
+  writeHostFile(ctx.paths.loopErr, result.stderr);
   const answer: LoopAnswer | null = result.answer === 'none' ? null : result.answer;
   const facts = {
     loop: input.loop,
@@ -135,7 +141,13 @@ export async function runLoop(
   const rubric = await runRubric(
     ctx,
     session,
-    { command: ctx.rubricCommand, timeoutS: config.num('CHALK_RUBRIC_TIMEOUT'), reportPath, rules },
+    {
+      command: ctx.rubricCommand,
+      timeoutS: config.num('CHALK_RUBRIC_TIMEOUT'),
+      reportPath,
+      rules,
+      capMb: config.num('CHALK_OUTPUT_CAP_MB'),
+    },
     signal,
   );
   const rubricMs = deps.clock.now().getTime() - rubricStarted;
@@ -146,10 +158,22 @@ export async function runLoop(
 
   let base = input.base;
   let openAfter = input.openBefore;
+  let guard: GuardVerdict | undefined;
   if (agentOk && rubric.exitCode === 0) {
     await session.commitAll(`chalk(${ctx.ticket}): ${input.mode}, loop ${input.loop}`);
-    base = (await session.bringHome(input.base, ctx.root)) ?? input.base;
-    openAfter = hostOpenCount(ctx);
+    const home = await bringHome(ctx, session, {
+      base: input.base,
+      target: { kind: 'fast-forward', branch: ctx.branch },
+      textbook: config.str('CHALK_TEXTBOOK'),
+    });
+    if (home.kind === 'home') {
+      base = home.head;
+      openAfter = hostOpenCount(ctx);
+    } else if (home.kind === 'guarded') {
+      guard = home.verdict;
+    } else if (home.kind === 'refused') {
+      guard = { ok: false, files: [], reason: `the sandbox's work was refused: ${home.reason}` };
+    }
   }
   const ending = classifyLoop({
     mode: input.mode,
@@ -157,6 +181,7 @@ export async function runLoop(
     rubricExit: rubric.exitCode,
     openBefore: input.openBefore,
     openAfter,
+    ...(guard ? { guard } : {}),
   });
 
   let openTicket: string | null = null;
@@ -168,7 +193,8 @@ export async function runLoop(
       log.warn(`could not look for a matching open detention: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  const judgement = streak.judge(ending.ended, fingerprint, openTicket !== null);
+  // A loop the guard refused is judged without its fingerprint: it cannot count as a repeat.
+  const judgement = streak.judge(ending.ended, ending.guarded ? null : fingerprint, openTicket !== null);
   await deps.hooks.afterRubric.promise({
     ticket: ctx.ticket,
     loop: input.loop,

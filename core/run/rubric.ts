@@ -1,14 +1,13 @@
-import { writeFileSync } from 'node:fs';
 import { type Fingerprint, fingerprintFailure, fingerprintPass } from '../fingerprint/fingerprint.js';
 import type { RulesMode } from '../fingerprint/streak.js';
-import { SANDBOX_PATHS, type SandboxSession } from '../ports/sandbox.js';
+import { writeHostFile } from '../fs/host-file.js';
+import { SANDBOX_PATHS, SandboxFileError, type SandboxSession } from '../ports/sandbox.js';
 import type { RunContext } from './context.js';
+import { shellWord as quote, runLogged } from './logged-exec.js';
 import { notesFile } from './prompt.js';
 
 /** `timeout`'s exit code, which a killed rubric reports. */
 export const TIMEOUT_EXIT = 124;
-
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export interface RubricRun {
   exitCode: number;
@@ -16,6 +15,10 @@ export interface RubricRun {
   log: string;
   /** The test report's content when one is configured and was written; else null. */
   report: string | null;
+  /** The rubric printed past the output cap and was stopped. */
+  capped: boolean;
+  /** Why a configured report was not read (a symlink, a FIFO, too big), if it was not. */
+  reportProblem: string | null;
 }
 
 export interface RubricSettings {
@@ -24,13 +27,20 @@ export interface RubricSettings {
   /** `CHALK_TEST_REPORT`, relative to the repository; '' when none. */
   reportPath: string;
   rules: RulesMode;
+  /** `CHALK_OUTPUT_CAP_MB`. */
+  capMb: number;
 }
+
+/** The most of a test report the host reads back from the sandbox. */
+export const REPORT_MAX_BYTES = 32 * 1024 * 1024;
 
 /**
  * The harness's own rubric run in the sandbox: the old report is removed
  * first (unless rules are off), then `bash -c CHALK_TEST_CMD` in the clone,
- * killed after the timeout (exit 124). Output goes to `io/rubric.log`, the
- * report (if any) is copied to `io/report`.
+ * without the agent's credentials, killed after the timeout (exit 124) or
+ * when it prints past CHALK_OUTPUT_CAP_MB. Output goes to `io/rubric.log`
+ * (capped); the report (if any) is read back only as a regular file under
+ * its cap and copied to `io/report`.
  */
 export async function runRubric(
   ctx: RunContext,
@@ -40,24 +50,29 @@ export async function runRubric(
 ): Promise<RubricRun> {
   const useReport = s.reportPath !== '' && s.rules !== 'off';
   if (useReport) await session.exec(`rm -f -- ${quote(s.reportPath)}`, { signal });
-  const chunks: string[] = [];
-  const r = await session.exec(`bash -c ${quote(s.command)}`, {
+  const r = await runLogged(session, s.command, {
+    logPath: ctx.paths.rubricLog,
+    capMb: s.capMb,
     timeoutMs: s.timeoutS * 1000,
-    onOutput: (c) => chunks.push(c),
     signal,
   });
-  const log = chunks.length > 0 ? chunks.join('') : r.stdout + r.stderr;
-  writeFileSync(ctx.paths.rubricLog, log);
-  const exitCode = r.timedOut ? TIMEOUT_EXIT : r.exitCode;
+  // A rubric stopped for printing too much has not passed, whatever its exit.
+  const exitCode = r.timedOut ? TIMEOUT_EXIT : r.outputCapped && r.exitCode === 0 ? 1 : r.exitCode;
   let report: string | null = null;
+  let reportProblem: string | null = null;
   if (useReport) {
-    const cat = await session.exec(`cat -- ${quote(s.reportPath)}`, { signal });
-    if (cat.exitCode === 0 && cat.stdout !== '') {
-      report = cat.stdout;
-      writeFileSync(ctx.paths.report, report);
+    try {
+      const bytes = await session.readFile(s.reportPath, { maxBytes: REPORT_MAX_BYTES });
+      if (bytes !== null && bytes.length > 0) {
+        report = bytes.toString('utf8');
+        writeHostFile(ctx.paths.report, bytes);
+      }
+    } catch (err) {
+      if (!(err instanceof SandboxFileError)) throw err;
+      reportProblem = err.message;
     }
   }
-  return { exitCode, log, report };
+  return { exitCode, log: r.output, report, capped: r.outputCapped === true, reportProblem };
 }
 
 /**

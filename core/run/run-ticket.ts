@@ -12,8 +12,17 @@ import { DETENTION_KINDS, type DetentionKind, reasons } from './detention-reason
 import { graduate } from './graduation.js';
 import { CallTracker, recordOnSignal, trackingAgent } from './interrupt.js';
 import { runLoop } from './loop-step.js';
-import { afterFailedReview, afterLoop, chooseMode, type Limits, LoopState, reviewDue, startLoop } from './policy.js';
-import { finalReview } from './review.js';
+import {
+  afterFailedReview,
+  afterLoop,
+  chooseMode,
+  guardFeedback,
+  type Limits,
+  LoopState,
+  reviewDue,
+  startLoop,
+} from './policy.js';
+import { finalReview, type ReviewOutcome } from './review.js';
 import { openSandbox, runSetup, startServices } from './session.js';
 import { specCheck } from './spec-check.js';
 
@@ -75,10 +84,10 @@ export async function runTicket(given: RunDeps, opts: RunTicketOptions): Promise
   let unhook = () => {};
   try {
     await startServices(deps, log);
-    const opened = await openSandbox(ctx, deps, log, runId);
+    const opened = await openSandbox(ctx, deps, log, { runId });
     session = opened.session;
     unhook = recordOnSignal(ctx, deps, tracker, runId);
-    await runSetup(ctx, session, deps.config.str('CHALK_SETUP_CMD'), log);
+    await runSetup(ctx, session, deps, log);
     if (deps.config.bool('CHALK_SPEC_CHECK')) {
       const check = await specCheck(ctx, deps, session, log, { runId, signal: opts.signal });
       if (check === 'fail') return { ctx, outcome: { kind: 'spec-blocked' }, exitCode: SPEC_BLOCKED_EXIT };
@@ -117,7 +126,7 @@ async function loops(
   for (;;) {
     const open = openCount(readFileSync(ctx.specPath, 'utf8'));
     if (reviewDue(open, state)) {
-      const review = await finalReview(ctx, deps, session, log, { runId, signal });
+      const review = await reviewInFreshSandbox(ctx, deps, log, { runId, signal });
       if (review.passed) {
         const g = await graduate(ctx, deps, log, { reviewSummary: review.summary || reviewSummary });
         return { kind: 'graduated', outcome: g.outcome, url: g.url };
@@ -170,14 +179,37 @@ async function loops(
     }
     const detained = afterLoop(state, limits, r.ending);
     if (detained) return park({ ...detained, fingerprint, denials });
-    const rubricLog = readOr(ctx.paths.rubricLog);
-    state.feedback = retryFeedback({
-      reason: r.ending.reason,
-      rubricLog,
-      fingerprint,
-      fpFeedback: deps.config.bool('CHALK_FP_FEEDBACK'),
-    });
+    // A loop the guard refused is told why; its rubric output says nothing about that.
+    state.feedback = r.ending.guarded
+      ? guardFeedback(r.ending.reason)
+      : retryFeedback({
+          reason: r.ending.reason,
+          rubricLog: readOr(ctx.paths.rubricLog),
+          fingerprint,
+          fpFeedback: deps.config.bool('CHALK_FP_FEEDBACK'),
+        });
     lessons = await recallLessons(ctx, deps, state.feedback, log);
+  }
+}
+
+/**
+ * The final review in a sandbox of its own, cloned from the ticket branch as
+ * the host has it now, with its system prompt from the host: nothing the
+ * loops' agent left behind (processes, files, a rewritten prompt) reaches it.
+ */
+async function reviewInFreshSandbox(
+  ctx: RunContext,
+  deps: RunDeps,
+  log: Log,
+  opts: { runId: string; signal?: AbortSignal },
+): Promise<ReviewOutcome> {
+  // Review off: nothing to start (finalReview then passes without a call).
+  if (!deps.config.bool('CHALK_REVIEW')) return { passed: true, summary: '', findings: '' };
+  const { session } = await openSandbox(ctx, deps, log, { runId: opts.runId, suffix: 'review' });
+  try {
+    return await finalReview(ctx, deps, session, log, opts);
+  } finally {
+    await session.stop().catch(() => undefined);
   }
 }
 

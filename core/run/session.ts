@@ -1,10 +1,13 @@
-import { writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { UserError } from '../errors.js';
+import { writeHostFile } from '../fs/host-file.js';
+import { configGet, createBundle, mergeBase, revParse } from '../git/host-git.js';
 import type { Log } from '../ports/log.js';
 import type { SandboxSession } from '../ports/sandbox.js';
-import { runOk } from '../process/run.js';
 import type { RunContext } from './context.js';
 import type { RunDeps } from './deps.js';
+import { cappedNote, runLogged } from './logged-exec.js';
 import { buildSystemPrompt } from './prompt.js';
 
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n')[0];
@@ -25,37 +28,74 @@ export async function startServices(deps: RunDeps, log: Log): Promise<void> {
   if (failed.length > 0) throw new UserError(`could not start: ${failed.join('; ')}`);
 }
 
+/** The system prompt's name in the sandbox's `SANDBOX_PATHS.io`. */
+export const SYSTEM_PROMPT = 'system.md';
+
 export interface OpenedSandbox {
   session: SandboxSession;
   /** The host HEAD the sandbox was cloned at: the base of the first bundle. */
   base: string;
 }
 
-/** Writes the system prompt, opens the sandbox on the ticket branch and clones it. */
-export async function openSandbox(ctx: RunContext, deps: RunDeps, log: Log, runId: string): Promise<OpenedSandbox> {
-  writeFileSync(
-    ctx.paths.systemPrompt,
-    buildSystemPrompt(ctx.prompts, { ticket: ctx.ticket, rubricCommand: ctx.rubricCommand, textbook: ctx.textbook }),
-  );
+/** The host's git identity, for the sandbox's commits. */
+async function hostAuthor(root: string): Promise<{ name: string; email: string }> {
+  return {
+    name: (await configGet(root, 'user.name')) || 'Chalk Agent',
+    email: (await configGet(root, 'user.email')) || 'chalk@localhost',
+  };
+}
+
+export interface OpenOptions {
+  runId: string;
+  /** A second sandbox of the ticket (e.g. `review`), beside the run's. */
+  suffix?: string;
+}
+
+/**
+ * Opens a sandbox on the ticket branch as the host has it now: a bundle of the
+ * branch made by host git (the sandbox never sees the user's git dir) is
+ * streamed in and cloned, and the system prompt, built on the host, is put
+ * where the agent can read it and not change it.
+ */
+export async function openSandbox(ctx: RunContext, deps: RunDeps, log: Log, o: OpenOptions): Promise<OpenedSandbox> {
+  const system = buildSystemPrompt(ctx.prompts, {
+    ticket: ctx.ticket,
+    rubricCommand: ctx.rubricCommand,
+    textbook: ctx.textbook,
+  });
+  writeHostFile(ctx.paths.systemPrompt, system);
   const event = { ticket: ctx.ticket, image: deps.config.str('CHALK_IMAGE'), env: {} as Record<string, string> };
   await deps.hooks.beforeSandboxStart.promise(event);
-  const base = await runOk('git', ['rev-parse', 'HEAD'], { cwd: ctx.root });
-  log.info(`starting sandbox ${sandboxName(ctx)} on ${ctx.branch}`);
-  const session = await deps.sandbox.open({
-    repo: ctx.repo,
-    gitDir: ctx.gitDir,
-    ticket: ctx.ticket,
-    runId,
-    branch: ctx.branch,
-    ioDir: ctx.paths.io,
-    env: event.env,
-  });
+  const base = await revParse(ctx.root, 'HEAD');
+  const baseCommit =
+    (await mergeBase(ctx.root, { a: `origin/${ctx.baseBranch}`, b: base })) ??
+    (await mergeBase(ctx.root, { a: ctx.baseBranch, b: base }));
+  const source = join(ctx.paths.dir, `${o.suffix || 'run'}.in.bundle`);
+  rmSync(source, { force: true });
+  await createBundle({ cwd: ctx.root, ref: `refs/heads/${ctx.branch}`, out: source });
+  if (!o.suffix) log.info(`starting sandbox ${sandboxName(ctx)} on ${ctx.branch}`);
+  let session: SandboxSession | undefined;
   try {
-    log.info(`cloning ${ctx.branch} into the sandbox`);
+    session = await deps.sandbox.open({
+      repo: ctx.repo,
+      source,
+      ticket: ctx.ticket,
+      runId: o.runId,
+      branch: ctx.branch,
+      ...(baseCommit ? { baseBranch: { name: ctx.baseBranch, commit: baseCommit } } : {}),
+      author: await hostAuthor(ctx.root),
+      env: event.env,
+      ...(o.suffix ? { suffix: o.suffix } : {}),
+    });
+    if (!o.suffix) log.info(`cloning ${ctx.branch} into the sandbox`);
     await session.clone();
+    await session.putFile(SYSTEM_PROMPT, system);
   } catch (err) {
-    await session.stop().catch(() => undefined);
+    await session?.stop().catch(() => undefined);
+    if (err instanceof UserError && !session) throw err;
     throw new UserError(`could not clone ${ctx.branch} into the sandbox: ${describe(err)}`);
+  } finally {
+    rmSync(source, { force: true });
   }
   return { session, base };
 }
@@ -65,14 +105,14 @@ export function sandboxName(ctx: Pick<RunContext, 'repo' | 'ticket'>): string {
   return `chalk-sandbox-${ctx.repo}-${ctx.ticket}`.replace(/[^A-Za-z0-9_.-]/g, '-');
 }
 
-/** `CHALK_SETUP_CMD` in the clone, output to `io/setup.log`; a failure stops the run. */
-export async function runSetup(ctx: RunContext, session: SandboxSession, command: string, log: Log): Promise<void> {
+/** `CHALK_SETUP_CMD` in the clone (no credentials), output to `io/setup.log` (capped); a failure stops the run. */
+export async function runSetup(ctx: RunContext, session: SandboxSession, deps: RunDeps, log: Log): Promise<void> {
+  const command = deps.config.str('CHALK_SETUP_CMD');
   if (command.trim() === '') return;
   log.info(`running the setup command: ${command}`);
-  const chunks: string[] = [];
-  const quoted = `'${command.replace(/'/g, `'\\''`)}'`;
-  const r = await session.exec(`bash -c ${quoted}`, { onOutput: (c) => chunks.push(c) });
-  writeFileSync(ctx.paths.setupLog, chunks.length > 0 ? chunks.join('') : r.stdout + r.stderr);
+  const capMb = deps.config.num('CHALK_OUTPUT_CAP_MB');
+  const r = await runLogged(session, command, { logPath: ctx.paths.setupLog, capMb });
+  if (r.outputCapped) throw new UserError(`setup command ${cappedNote(capMb)}; see ${ctx.paths.setupLog}`);
   if (r.exitCode !== 0) {
     throw new UserError(`setup command failed in the sandbox (exit ${r.exitCode}); see ${ctx.paths.setupLog}`);
   }

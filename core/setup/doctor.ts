@@ -1,10 +1,9 @@
+import { CREDENTIALS as CREDENTIAL_NAMES } from '../agent/credentials.js';
 import type { Config } from '../config/config.js';
 import type { CheckResult, DoctorCheck } from '../kernel/doctor.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { Tokens } from '../kernel/tokens.js';
 import { run } from '../process/run.js';
-
-export const CREDENTIAL_NAMES = ['ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_AUTH_TOKEN'] as const;
 
 const check = (id: string, fn: () => Promise<CheckResult | CheckResult[]>): DoctorCheck => ({ id, run: fn });
 

@@ -1,6 +1,6 @@
 import type Dockerode from 'dockerode';
-import { SANDBOX_PATHS, type SandboxSpec } from '../../core/ports/sandbox.js';
-import { type ContainerEnv, HOST_ALIAS } from './env.js';
+import type { SandboxSpec } from '../../core/ports/sandbox.js';
+import { HOST_ALIAS } from './env.js';
 import { labelsFor } from './names.js';
 
 /** The image's non-root user; used when Chalk itself runs as root. */
@@ -11,11 +11,43 @@ export function sandboxUser(uid = process.getuid?.() ?? SANDBOX_UID, gid = proce
   return uid === 0 ? `${SANDBOX_UID}:${SANDBOX_UID}` : `${uid}:${gid}`;
 }
 
-/** Every container gets these: non-root, no capabilities, no privilege gain, no Docker socket. */
-function hardened(env: ContainerEnv, user: string, tmpfsSize: string) {
+/** What one sandbox may use of the engine. */
+export interface SandboxLimits {
+  memoryMb: number;
+  /** CPUs, fractional allowed. */
+  cpus: number;
+  pids: number;
+}
+
+/** Processes one sandbox may have at once (a fork bomb stops there). */
+export const PIDS_LIMIT = 1024;
+
+/** `CHALK_SANDBOX_CPUS=auto`: half the engine's CPUs, at least one (two sandboxes then fill the machine). */
+export function autoCpus(engineCpus: number): number {
+  return Math.max(1, Math.floor(engineCpus / 2));
+}
+
+export interface ContainerShape {
+  /** The container's own environment (never a credential: those go to the agent's exec only). */
+  env: string[];
+  needsHostAlias: boolean;
+  user: string;
+  tmpfsSize: string;
+  limits: SandboxLimits;
+}
+
+/**
+ * Every container gets these: non-root, no capabilities, no privilege gain, no
+ * Docker socket, no host path mounted, a read-only root file system with RAM
+ * disks only where the sandbox must write, and memory, CPU and pids limits.
+ * `/chalk` is root's (mode 0755): the host puts the system prompt there and the
+ * agent cannot change it.
+ */
+function hardened(shape: ContainerShape) {
+  const memory = shape.limits.memoryMb * 1024 * 1024;
   return {
-    User: user,
-    Env: env.env,
+    User: shape.user,
+    Env: shape.env,
     // No WorkingDir: Docker would create /work before the RAM disk and the disk would lose its mode.
     Cmd: ['sleep', 'infinity'],
     HostConfig: {
@@ -24,44 +56,40 @@ function hardened(env: ContainerEnv, user: string, tmpfsSize: string) {
       Privileged: false,
       // An init as PID 1 reaps what a killed command leaves behind.
       Init: true,
+      ReadonlyRootfs: true,
+      Binds: [],
+      Mounts: [],
       Tmpfs: {
-        '/work': `rw,exec,mode=1777,size=${tmpfsSize}`,
-        '/home/chalk': 'rw,exec,mode=1777,size=1g',
+        '/work': `rw,exec,nosuid,nodev,mode=1777,size=${shape.tmpfsSize}`,
+        '/home/chalk': 'rw,exec,nosuid,nodev,mode=1777,size=1g',
+        '/tmp': 'rw,exec,nosuid,nodev,mode=1777,size=1g',
+        '/var/tmp': 'rw,nosuid,nodev,mode=1777,size=256m',
+        '/chalk': 'rw,noexec,nosuid,nodev,mode=0755,size=16m',
       },
-      ExtraHosts: env.needsHostAlias ? [`${HOST_ALIAS}:host-gateway`] : [],
-      PidsLimit: 4096,
+      ExtraHosts: shape.needsHostAlias ? [`${HOST_ALIAS}:host-gateway`] : [],
+      Memory: memory,
+      // Memory plus swap equal to memory: no swap.
+      MemorySwap: memory,
+      NanoCpus: Math.round(shape.limits.cpus * 1e9),
+      PidsLimit: shape.limits.pids,
     } as Dockerode.HostConfig,
   };
 }
 
-/** A run's container: the git store read-only at /src.git, the io directory at /chalk. */
+/** A run's container: nothing of the host in it; the repository comes in as a bundle, through the API. */
 export function runContainerOptions(args: {
   name: string;
   image: string;
   spec: SandboxSpec;
-  env: ContainerEnv;
-  user: string;
-  tmpfsSize: string;
+  shape: ContainerShape;
 }): Dockerode.ContainerCreateOptions {
-  const base = hardened(args.env, args.user, args.tmpfsSize);
-  return {
-    ...base,
-    name: args.name,
-    Image: args.image,
-    Labels: labelsFor(args.spec),
-    HostConfig: {
-      ...base.HostConfig,
-      Binds: [`${args.spec.gitDir}:${SANDBOX_PATHS.gitStore}:ro`, `${args.spec.ioDir}:${SANDBOX_PATHS.io}:rw`],
-    },
-  };
+  return { ...hardened(args.shape), name: args.name, Image: args.image, Labels: labelsFor(args.spec) };
 }
 
-/** A throwaway container of the image with no mounts (doctor probes). */
+/** A throwaway container of the image (doctor probes). */
 export function oneShotContainerOptions(args: {
   image: string;
-  env: ContainerEnv;
-  user: string;
+  shape: ContainerShape;
 }): Dockerode.ContainerCreateOptions {
-  const base = hardened(args.env, args.user, '64m');
-  return { ...base, Image: args.image, Labels: { 'chalk.oneshot': '1' } };
+  return { ...hardened(args.shape), Image: args.image, Labels: { 'chalk.oneshot': '1' } };
 }

@@ -1,18 +1,17 @@
+import { CREDENTIALS, GATEWAY_URL } from '../../core/agent/credentials.js';
+
 /**
- * What reaches the container's environment. Only agent credentials by their
- * own names, a gateway URL and telemetry settings: never a forge token. They go
- * in through the Docker API's container Env, never on a command line.
+ * What reaches a sandbox's environments. The container itself gets only HOME
+ * and non-secret extras; the agent credentials, the gateway URL and the
+ * telemetry settings go into the environment of the `claude` exec alone (the
+ * Docker API's exec Env, never a command line), so the repository's setup and
+ * rubric commands never see them.
  */
-export const CREDENTIAL_NAMES = [
-  'ANTHROPIC_API_KEY',
-  'CLAUDE_CODE_OAUTH_TOKEN',
-  'ANTHROPIC_AUTH_TOKEN',
-  'ANTHROPIC_BASE_URL',
-] as const;
+export const CREDENTIAL_NAMES = [...CREDENTIALS, GATEWAY_URL] as const;
 
 /** Names that must never be passed, whatever a tap asks for. */
 const FORBIDDEN =
-  /^(GH_|GITHUB_|GITLAB_|GLAB_|CI_JOB_TOKEN$|DOCKER_|CHALK_DATABASE_URL$|CHALK_DECIDER_TOKEN$)|TOKEN$|SECRET|PASSWORD/;
+  /^(GH_|GITHUB_|GITLAB_|GLAB_|CI_JOB_TOKEN$|DOCKER_|CHALK_DATABASE_URL$|CHALK_DECIDER_TOKEN$|OTEL_|ANTHROPIC_|CLAUDE_)|TOKEN|SECRET|PASSWORD|KEY$/;
 
 export const HOST_ALIAS = 'host.docker.internal';
 
@@ -36,53 +35,60 @@ export interface TelemetrySettings {
   endpoint: string;
   protocol: string;
   signals: string[];
+  /** Pass the host's OTEL_EXPORTER_OTLP_HEADERS (it often holds a token) only when the person said so. */
+  headers: boolean;
 }
 
-export interface ContainerEnv {
-  /** `KEY=value` entries for the Docker API. */
-  env: string[];
+export interface SandboxEnv {
+  /** `KEY=value` entries of the container: HOME and non-secret extras only. */
+  container: string[];
+  /** Added to the agent CLI's exec environment only: credentials, gateway, telemetry. */
+  agent: Record<string, string>;
   /** Set when a loopback URL was rewritten: the container needs `host.docker.internal:host-gateway`. */
   needsHostAlias: boolean;
 }
 
+const entries = (m: Map<string, string>) => [...m].map(([k, v]) => `${k}=${v}`);
+
 /**
- * The container's environment: HOME, the agent credentials that are set on
- * the host, telemetry, then extra non-secret entries (a forbidden name among
- * them is dropped).
+ * The container's environment (HOME, then extra entries, a forbidden or
+ * secret-looking name among them dropped) and the agent's (the credentials
+ * set on the host, the gateway, telemetry).
  */
-export function containerEnv(
+export function sandboxEnv(
   hostEnv: NodeJS.ProcessEnv,
   telemetry: TelemetrySettings | null,
   extra: Record<string, string> = {},
-): ContainerEnv {
-  const out = new Map<string, string>([['HOME', '/home/chalk']]);
+): SandboxEnv {
+  const container = new Map<string, string>([['HOME', '/home/chalk']]);
+  const agent = new Map<string, string>();
   let needsHostAlias = false;
   for (const name of CREDENTIAL_NAMES) {
     const v = hostEnv[name];
     if (v === undefined || v === '') continue;
-    if (name === 'ANTHROPIC_BASE_URL') {
+    if (name === GATEWAY_URL) {
       const r = rewriteLoopback(v);
       needsHostAlias ||= r.rewritten;
-      out.set(name, r.url);
+      agent.set(name, r.url);
     } else {
-      out.set(name, v);
+      agent.set(name, v);
     }
   }
   if (telemetry && telemetry.endpoint !== '') {
     const r = rewriteLoopback(telemetry.endpoint);
     needsHostAlias ||= r.rewritten;
-    out.set('CLAUDE_CODE_ENABLE_TELEMETRY', '1');
-    out.set('OTEL_EXPORTER_OTLP_ENDPOINT', r.url);
-    out.set('OTEL_EXPORTER_OTLP_PROTOCOL', telemetry.protocol);
+    agent.set('CLAUDE_CODE_ENABLE_TELEMETRY', '1');
+    agent.set('OTEL_EXPORTER_OTLP_ENDPOINT', r.url);
+    agent.set('OTEL_EXPORTER_OTLP_PROTOCOL', telemetry.protocol);
     for (const s of ['traces', 'metrics', 'logs']) {
-      out.set(`OTEL_${s.toUpperCase()}_EXPORTER`, telemetry.signals.includes(s) ? 'otlp' : 'none');
+      agent.set(`OTEL_${s.toUpperCase()}_EXPORTER`, telemetry.signals.includes(s) ? 'otlp' : 'none');
     }
     const headers = hostEnv.OTEL_EXPORTER_OTLP_HEADERS;
-    if (headers) out.set('OTEL_EXPORTER_OTLP_HEADERS', headers);
+    if (telemetry.headers && headers) agent.set('OTEL_EXPORTER_OTLP_HEADERS', headers);
   }
   for (const [k, v] of Object.entries(extra)) {
-    if (FORBIDDEN.test(k) || (CREDENTIAL_NAMES as readonly string[]).includes(k) || k === 'HOME') continue;
-    out.set(k, v);
+    if (FORBIDDEN.test(k) || k === 'HOME') continue;
+    container.set(k, v);
   }
-  return { env: [...out].map(([k, v]) => `${k}=${v}`), needsHostAlias };
+  return { container: entries(container), agent: Object.fromEntries(agent), needsHostAlias };
 }

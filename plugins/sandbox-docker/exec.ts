@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type Dockerode from 'dockerode';
 import type { ExecOptions, ExecResult } from '../../core/ports/sandbox.js';
+import { KeptOutput as Kept } from '../../core/process/kept-output.js';
 
 /** Seconds a killed command gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_S = 3;
@@ -15,9 +16,20 @@ export const KILL_GRACE_S = 3;
  * Two processes per exec: each one costs tens of milliseconds on a busy engine.
  */
 const pidFile = (id: string) => `/tmp/.chalk-exec-${id}`;
-const RUNNER = 'echo $PPID >"/tmp/.chalk-exec-$0"; c=$1; set --; eval "$c"';
+const RUNNER = 'echo $PPID >"/tmp/.chalk-exec-$0"; c=$1; shift; eval "$c"';
 
-function sink(onText: (s: string) => void): Writable {
+/** What the exec layer needs beyond the port's options. */
+export interface RawExecOptions extends Omit<ExecOptions, 'stdin' | 'agent'> {
+  defaultCwd: string;
+  /** Written to stdin (then closed): text, bytes, or a stream piped in (a bundle). */
+  stdin?: string | Buffer | NodeJS.ReadableStream;
+  /** The container user for this exec (default the container's); `0:0` only for the host's own writes. */
+  user?: string;
+  /** The hard cap on output bytes (stdout + stderr); past it the command is stopped. */
+  maxOutputBytes: number;
+}
+
+function textSink(onText: (s: string) => void): Writable {
   const decoder = new StringDecoder('utf8');
   return new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -32,6 +44,14 @@ function sink(onText: (s: string) => void): Writable {
     },
   });
 }
+
+const bytesSink = (onBytes: (b: Buffer) => void) =>
+  new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      onBytes(chunk);
+      cb();
+    },
+  });
 
 /** Sends a signal to the process group of a running exec, from a second exec in the same container. */
 async function killGroup(container: Dockerode.Container, id: string, sig: 'TERM' | 'KILL'): Promise<void> {
@@ -62,62 +82,105 @@ async function exitCodeOf(exec: Dockerode.Exec): Promise<number> {
   return -1;
 }
 
-/**
- * `bash -c command` in a running container: streamed output, stdin, a
- * timeout that kills the whole process group, and abort by signal.
- */
-export async function execInContainer(
+interface Outputs {
+  out: Writable;
+  err: Writable;
+  result(): { stdout: string; stderr: string; bytes?: Buffer };
+}
+
+/** Text outputs, kept with head and tail, each chunk also handed to `onOutput`. */
+function textOutputs(onOutput: ExecOptions['onOutput'], count: (n: number) => boolean): Outputs {
+  const kept = { stdout: new Kept(), stderr: new Kept() };
+  const take = (stream: 'stdout' | 'stderr') => (s: string) => {
+    if (!count(Buffer.byteLength(s))) return;
+    kept[stream].add(s);
+    onOutput?.(s, stream);
+  };
+  return {
+    out: textSink(take('stdout')),
+    err: textSink(take('stderr')),
+    result: () => ({ stdout: kept.stdout.text(), stderr: kept.stderr.text() }),
+  };
+}
+
+/** Binary stdout (a file read back), text stderr. */
+function bytesOutputs(count: (n: number) => boolean): Outputs {
+  const chunks: Buffer[] = [];
+  const stderr = new Kept();
+  return {
+    out: bytesSink((b) => {
+      if (count(b.length)) chunks.push(b);
+    }),
+    err: textSink((s) => {
+      if (count(Buffer.byteLength(s))) stderr.add(s);
+    }),
+    result: () => ({ stdout: '', stderr: stderr.text(), bytes: Buffer.concat(chunks) }),
+  };
+}
+
+async function runExec(
   container: Dockerode.Container,
-  command: string,
-  opts: ExecOptions & { defaultCwd: string },
-): Promise<ExecResult> {
+  argv: string[],
+  opts: RawExecOptions,
+  binary: boolean,
+): Promise<ExecResult & { bytes?: Buffer }> {
   opts.signal?.throwIfAborted();
   const id = randomBytes(8).toString('hex');
   const limit = opts.timeoutMs && opts.timeoutMs > 0 ? `${(opts.timeoutMs / 1000).toFixed(3)}s` : '0';
+  const withStdin = opts.stdin !== undefined;
   const exec = await container.exec({
-    Cmd: ['timeout', '-k', String(KILL_GRACE_S), limit, 'bash', '-c', RUNNER, id, command],
-    AttachStdin: opts.stdin !== undefined,
+    Cmd: ['timeout', '-k', String(KILL_GRACE_S), limit, 'bash', '-c', RUNNER, id, ...argv],
+    AttachStdin: withStdin,
     AttachStdout: true,
     AttachStderr: true,
     Tty: false,
     WorkingDir: opts.cwd ?? opts.defaultCwd,
     Env: Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`),
+    ...(opts.user ? { User: opts.user } : {}),
   });
-  const stream = await exec.start({ hijack: true, stdin: opts.stdin !== undefined });
-  let stdout = '';
-  let stderr = '';
-  const out = sink((s) => {
-    stdout += s;
-    opts.onOutput?.(s, 'stdout');
-  });
-  const err = sink((s) => {
-    stderr += s;
-    opts.onOutput?.(s, 'stderr');
-  });
-  container.modem.demuxStream(stream, out, err);
+  const stream = await exec.start({ hijack: true, stdin: withStdin });
+  let total = 0;
+  let capped = false;
+  const stopAll = () => {
+    void killGroup(container, id, 'TERM');
+    setTimeout(() => void killGroup(container, id, 'KILL'), KILL_GRACE_S * 1000).unref();
+  };
+  // Past the cap nothing more is taken, and the command is stopped once.
+  const count = (n: number) => {
+    if (capped) return false;
+    if (total + n > opts.maxOutputBytes) {
+      capped = true;
+      stopAll();
+      return false;
+    }
+    total += n;
+    return true;
+  };
+  const outputs = binary ? bytesOutputs(count) : textOutputs(opts.onOutput, count);
+  container.modem.demuxStream(stream, outputs.out, outputs.err);
   const ended = new Promise<void>((resolve) => {
     let done = false;
     const finish = () => {
       if (done) return;
       done = true;
-      out.end();
-      err.end();
+      outputs.out.end();
+      outputs.err.end();
       resolve();
     };
     stream.on('end', finish);
     stream.on('close', finish);
     stream.on('error', finish);
   });
-  if (opts.stdin !== undefined) {
-    stream.write(opts.stdin);
-    stream.end();
+  if (typeof opts.stdin === 'string' || Buffer.isBuffer(opts.stdin)) {
+    stream.end(opts.stdin);
+  } else if (opts.stdin) {
+    opts.stdin.pipe(stream);
   }
   const started = Date.now();
   let aborted = false;
   const onAbort = () => {
     aborted = true;
-    void killGroup(container, id, 'TERM');
-    setTimeout(() => void killGroup(container, id, 'KILL'), KILL_GRACE_S * 1000).unref();
+    stopAll();
   };
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   // A backstop in case the in-container timeout itself cannot act.
@@ -139,5 +202,29 @@ export async function execInContainer(
     opts.timeoutMs > 0 &&
     elapsed >= opts.timeoutMs - 50 &&
     (exitCode === 124 || exitCode === 137);
-  return { exitCode, stdout, stderr, timedOut };
+  return { exitCode, ...outputs.result(), timedOut, outputCapped: capped };
+}
+
+/**
+ * `bash -c command` in a running container: streamed output (the host keeps
+ * its head and tail, and stops the command past its output cap), stdin, a
+ * timeout that kills the whole process group, and abort by signal.
+ */
+export function execInContainer(
+  container: Dockerode.Container,
+  command: string,
+  opts: RawExecOptions,
+): Promise<ExecResult> {
+  return runExec(container, [command], opts, false);
+}
+
+/** Like execInContainer with positional arguments (`$1`...), its stdout taken as bytes. */
+export async function execForBytes(
+  container: Dockerode.Container,
+  script: string,
+  args: string[],
+  opts: RawExecOptions,
+): Promise<ExecResult & { bytes: Buffer }> {
+  const r = await runExec(container, [script, ...args], opts, true);
+  return { ...r, bytes: r.bytes ?? Buffer.alloc(0) };
 }

@@ -1,13 +1,18 @@
-import { chownSync, mkdirSync } from 'node:fs';
 import type { Config } from '../../core/config/config.js';
 import { UserError } from '../../core/errors.js';
 import type { OneShotRunner } from '../../core/ports/agent.js';
 import type { Log } from '../../core/ports/log.js';
 import type { ExecResult, Sandbox, SandboxSession, SandboxSpec } from '../../core/ports/sandbox.js';
-import { run } from '../../core/process/run.js';
-import { oneShotContainerOptions, runContainerOptions, SANDBOX_UID, sandboxUser } from './container-config.js';
+import {
+  autoCpus,
+  type ContainerShape,
+  oneShotContainerOptions,
+  PIDS_LIMIT,
+  runContainerOptions,
+  sandboxUser,
+} from './container-config.js';
 import { describeDockerError, docker, statusOf } from './docker.js';
-import { containerEnv, type TelemetrySettings } from './env.js';
+import { type SandboxEnv, sandboxEnv, type TelemetrySettings } from './env.js';
 import { execInContainer } from './exec.js';
 import { ensureImage } from './image.js';
 import { containerName, labelFilter } from './names.js';
@@ -19,6 +24,12 @@ export interface DockerSandboxOptions {
   image: string;
   tmpfsSize: string;
   telemetry: TelemetrySettings | null;
+  /** MiB of memory per sandbox (no swap beyond it). */
+  memoryMb?: number;
+  /** CPUs per sandbox; `auto` is half the engine's, at least one. */
+  cpus?: number | 'auto';
+  /** The most output bytes the host takes from one command. */
+  maxOutputBytes?: number;
   /** Where credentials come from (default process.env). */
   env?: NodeJS.ProcessEnv;
   /** Install the SIGINT/SIGTERM handlers on the first open (default true). */
@@ -26,13 +37,7 @@ export interface DockerSandboxOptions {
   log?: Log;
 }
 
-async function hostAuthor(cwd: string): Promise<{ name: string; email: string }> {
-  const get = async (key: string) => {
-    const r = await run('git', ['config', key], { cwd });
-    return r.code === 0 ? r.stdout.trim() : '';
-  };
-  return { name: (await get('user.name')) || 'Chalk Agent', email: (await get('user.email')) || 'chalk@localhost' };
-}
+const MIB = 1024 * 1024;
 
 /** The Sandbox port on the Docker engine, through dockerode. */
 export class DockerSandbox implements Sandbox, OneShotRunner {
@@ -46,7 +51,15 @@ export class DockerSandbox implements Sandbox, OneShotRunner {
       telemetry:
         endpoint === ''
           ? null
-          : { endpoint, protocol: config.str('CHALK_OTEL_PROTOCOL'), signals: config.list('CHALK_OTEL_SIGNALS') },
+          : {
+              endpoint,
+              protocol: config.str('CHALK_OTEL_PROTOCOL'),
+              signals: config.list('CHALK_OTEL_SIGNALS'),
+              headers: config.bool('CHALK_OTEL_HEADERS'),
+            },
+      memoryMb: config.num('CHALK_SANDBOX_MEM_MB'),
+      cpus: config.str('CHALK_SANDBOX_CPUS') === 'auto' ? 'auto' : Number(config.str('CHALK_SANDBOX_CPUS')),
+      maxOutputBytes: config.num('CHALK_OUTPUT_CAP_MB') * MIB,
       log,
     });
   }
@@ -74,6 +87,33 @@ export class DockerSandbox implements Sandbox, OneShotRunner {
     return removed;
   }
 
+  private cpus: Promise<number> | undefined;
+
+  /** CPUs per sandbox: the setting, or for `auto` half of what the engine reports (4 when it cannot say). */
+  private cpuLimit(): Promise<number> {
+    const set = this.opts.cpus ?? 'auto';
+    if (set !== 'auto') return Promise.resolve(set);
+    this.cpus ??= docker()
+      .then((d) => d.info())
+      .then((info: { NCPU?: number }) => autoCpus(info.NCPU ?? 4))
+      .catch(() => autoCpus(4));
+    return this.cpus;
+  }
+
+  private async shape(env: SandboxEnv, tmpfsSize: string): Promise<ContainerShape> {
+    return {
+      env: env.container,
+      needsHostAlias: env.needsHostAlias,
+      user: sandboxUser(),
+      tmpfsSize,
+      limits: { memoryMb: this.opts.memoryMb ?? 2048, cpus: await this.cpuLimit(), pids: PIDS_LIMIT },
+    };
+  }
+
+  private get maxOutputBytes(): number {
+    return this.opts.maxOutputBytes ?? 64 * MIB;
+  }
+
   async open(spec: SandboxSpec): Promise<SandboxSession> {
     const d = await docker();
     const name = containerName(spec);
@@ -84,15 +124,17 @@ export class DockerSandbox implements Sandbox, OneShotRunner {
       .getContainer(name)
       .remove({ force: true })
       .catch(() => undefined);
-    const user = sandboxUser();
-    mkdirSync(spec.ioDir, { recursive: true });
-    if (user.startsWith(`${SANDBOX_UID}:`)) chownSync(spec.ioDir, SANDBOX_UID, SANDBOX_UID);
-    const env = containerEnv(this.opts.env ?? process.env, this.opts.telemetry, spec.env);
+    const env = sandboxEnv(this.opts.env ?? process.env, this.opts.telemetry, spec.env);
     if (this.opts.handleSignals !== false) installSignalHandlers();
     let container: Awaited<ReturnType<typeof d.createContainer>>;
     try {
       container = await d.createContainer(
-        runContainerOptions({ name, image: this.opts.image, spec, env, user, tmpfsSize: this.opts.tmpfsSize }),
+        runContainerOptions({
+          name,
+          image: this.opts.image,
+          spec,
+          shape: await this.shape(env, this.opts.tmpfsSize),
+        }),
       );
     } catch (err) {
       if (statusOf(err) === 404) {
@@ -100,11 +142,16 @@ export class DockerSandbox implements Sandbox, OneShotRunner {
       }
       throw new UserError(`could not create sandbox ${name}: ${describeDockerError(err)}`);
     }
-    const author = spec.author ?? (await hostAuthor(spec.gitDir));
-    const session = new DockerSandboxSession(name, spec, container, author, (s) => untrack(s), this.opts.image);
+    const session = new DockerSandboxSession(name, spec, container, {
+      agentEnv: env.agent,
+      maxOutputBytes: this.maxOutputBytes,
+      image: this.opts.image,
+      onStop: (s) => untrack(s),
+    });
     track(session);
     try {
       await container.start();
+      await session.recordMainProcess();
     } catch (err) {
       await session.stop().catch(() => undefined);
       throw new UserError(`could not start sandbox ${name}: ${describeDockerError(err)}`);
@@ -116,18 +163,24 @@ export class DockerSandbox implements Sandbox, OneShotRunner {
     return closeAllSessions();
   }
 
-  /** One command in a throwaway container of the image (no clone, no mounts), removed afterwards. */
+  /** One command of the agent CLI in a throwaway container of the image (no clone, no mounts), removed afterwards. */
   async runOnce(argv: string[], opts: { stdin?: string; timeoutMs?: number } = {}): Promise<ExecResult> {
     const d = await docker();
-    const env = containerEnv(this.opts.env ?? process.env, this.opts.telemetry);
+    const env = sandboxEnv(this.opts.env ?? process.env, this.opts.telemetry);
     const container = await d.createContainer(
-      oneShotContainerOptions({ image: this.opts.image, env, user: sandboxUser() }),
+      oneShotContainerOptions({ image: this.opts.image, shape: await this.shape(env, '64m') }),
     );
     const session = { stop: () => container.remove({ force: true }).catch(() => undefined) };
     track(session);
     try {
       await container.start();
-      return await execInContainer(container, argv.map(quote).join(' '), { ...opts, defaultCwd: '/work' });
+      // The probe is the agent CLI itself: it gets the agent's environment.
+      return await execInContainer(container, argv.map(quote).join(' '), {
+        ...opts,
+        env: env.agent,
+        defaultCwd: '/work',
+        maxOutputBytes: this.maxOutputBytes,
+      });
     } finally {
       await session.stop();
       untrack(session);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SHARE_DIR } from '../../core/paths.js';
 
-export type ScriptName = 'clone' | 'commit' | 'export' | 'reset' | 'tree-id';
+export type ScriptName = 'clone' | 'commit' | 'export' | 'reset' | 'tree-id' | 'read-file' | 'put-file' | 'reap';
 
 const cache = new Map<ScriptName, string>();
 

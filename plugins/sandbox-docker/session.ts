@@ -1,50 +1,77 @@
-import { join } from 'node:path';
+import { createReadStream } from 'node:fs';
 import type Dockerode from 'dockerode';
 import { UserError } from '../../core/errors.js';
+import { writeNewFile } from '../../core/fs/host-file.js';
 import {
   type ExecOptions,
   type ExecResult,
   SANDBOX_PATHS,
+  SandboxFileError,
   type SandboxSession,
   type SandboxSpec,
 } from '../../core/ports/sandbox.js';
-import { runOk } from '../../core/process/run.js';
 import { statusOf } from './docker.js';
-import { execInContainer } from './exec.js';
+import { execForBytes, execInContainer, type RawExecOptions } from './exec.js';
 import { type ScriptName, script } from './scripts.js';
 
 /** Git steps inside the sandbox get this long; a hung one is killed. */
 const GIT_TIMEOUT_MS = 300_000;
+/** Reading a file back gets this long (a FIFO swapped in would otherwise hang the read). */
+const READ_TIMEOUT_MS = 120_000;
+/** The largest bundle the host takes from a sandbox. */
+export const BUNDLE_MAX_BYTES = 512 * 1024 * 1024;
+/** Names the host may put into `/chalk`. */
+const PUT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 export class SandboxGitError extends Error {
   override name = 'SandboxGitError';
 }
 
-/** One run's container, and the git operations that bring its work home. */
+export interface SessionSettings {
+  /** The agent's environment entries (credentials, gateway, telemetry), for `exec(..., { agent: true })` only. */
+  agentEnv: Record<string, string>;
+  /** The host's output cap for any command. */
+  maxOutputBytes: number;
+  /** The image's name, for error lines. */
+  image: string;
+  /** Called once the session is stopped. */
+  onStop: (s: DockerSandboxSession) => void;
+}
+
+/** One run's container, and the git operations that bring its work out. */
 export class DockerSandboxSession implements SandboxSession {
   private stopped: Promise<void> | undefined;
+  /** The container's main process (`sleep infinity`), which reaping spares. */
+  private mainPid = '';
 
   constructor(
     readonly name: string,
     readonly spec: SandboxSpec,
     private readonly container: Dockerode.Container,
-    private readonly author: { name: string; email: string },
-    private readonly onStop: (s: DockerSandboxSession) => void,
-    private readonly image = 'the sandbox image',
+    private readonly settings: SessionSettings,
   ) {}
 
+  private raw(opts: Partial<RawExecOptions> = {}): RawExecOptions {
+    return { defaultCwd: SANDBOX_PATHS.repo, maxOutputBytes: this.settings.maxOutputBytes, ...opts };
+  }
+
   exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
-    return execInContainer(this.container, command, { ...opts, defaultCwd: SANDBOX_PATHS.repo });
+    const { agent, maxOutputBytes, ...rest } = opts;
+    const env = agent ? { ...opts.env, ...this.settings.agentEnv } : opts.env;
+    return execInContainer(
+      this.container,
+      command,
+      this.raw({ ...rest, env, ...(maxOutputBytes ? { maxOutputBytes } : {}) }),
+    );
   }
 
   /** Runs one of the shipped scripts as the command itself (arguments in env); its trimmed stdout, or throws. */
-  private async git(name: ScriptName, env: Record<string, string> = {}): Promise<string> {
-    const r = await execInContainer(this.container, script(name), {
-      env,
-      cwd: '/work',
-      defaultCwd: '/work',
-      timeoutMs: GIT_TIMEOUT_MS,
-    });
+  private async git(name: ScriptName, env: Record<string, string> = {}, stdin?: NodeJS.ReadableStream) {
+    const r = await execInContainer(
+      this.container,
+      script(name),
+      this.raw({ env, cwd: '/work', timeoutMs: GIT_TIMEOUT_MS, stdin }),
+    );
     if (r.exitCode !== 0) {
       const first = (r.stderr.trim() || r.stdout.trim()).split('\n').pop() ?? '';
       throw new SandboxGitError(`sandbox ${name} failed (exit ${r.exitCode})${first ? `: ${first}` : ''}`);
@@ -52,13 +79,25 @@ export class DockerSandboxSession implements SandboxSession {
     return r.stdout.trim();
   }
 
+  /** Records the container's main process; called once, right after the start, when it is init's only child. */
+  async recordMainProcess(): Promise<void> {
+    const r = await execInContainer(this.container, 'cat /proc/1/task/1/children', this.raw({ cwd: '/' }));
+    this.mainPid = r.stdout.trim().split(/\s+/)[0] ?? '';
+  }
+
   async clone(): Promise<string> {
     try {
-      return await this.git('clone', {
-        BRANCH: this.spec.branch,
-        AUTHOR_NAME: this.author.name,
-        AUTHOR_EMAIL: this.author.email,
-      });
+      return await this.git(
+        'clone',
+        {
+          BRANCH: this.spec.branch,
+          AUTHOR_NAME: this.spec.author.name,
+          AUTHOR_EMAIL: this.spec.author.email,
+          BASE_NAME: this.spec.baseBranch?.name ?? '',
+          BASE_COMMIT: this.spec.baseBranch?.commit ?? '',
+        },
+        createReadStream(this.spec.source),
+      );
     } catch (err) {
       const m = /\(exit (97|98|127)\): ?(.*)$/.exec((err as Error).message);
       if (!m) throw err;
@@ -68,7 +107,7 @@ export class DockerSandboxSession implements SandboxSession {
           : m[1] === '98'
             ? 'has no git'
             : 'has no bash or coreutils';
-      throw new UserError(`sandbox image '${this.image}' ${what} in the sandbox`);
+      throw new UserError(`sandbox image '${this.settings.image}' ${what} in the sandbox`);
     }
   }
 
@@ -83,18 +122,59 @@ export class DockerSandboxSession implements SandboxSession {
     return out === '' ? null : out;
   }
 
-  async exportBundle(base: string): Promise<string | null> {
-    const out = await this.git('export', { BASE: base });
-    return out === '' ? null : join(this.spec.ioDir, 'out.bundle');
+  async exportBundle(base: string, dest: string): Promise<string | null> {
+    const head = await this.git('export', { BASE: base });
+    if (head === '') return null;
+    const bytes = await this.readFile('/tmp/.chalk-out/out.bundle', { maxBytes: BUNDLE_MAX_BYTES });
+    if (bytes === null) throw new SandboxFileError('the sandbox wrote no bundle');
+    writeNewFile(dest, bytes);
+    return head;
   }
 
-  async bringHome(base: string, worktree: string): Promise<string | null> {
-    const bundle = await this.exportBundle(base);
-    if (bundle === null) return null;
-    // The bundle's HEAD must sit on top of the branch: fetch, then fast-forward only.
-    await runOk('git', ['fetch', '--quiet', '--no-tags', bundle, 'HEAD'], { cwd: worktree });
-    await runOk('git', ['merge', '--ff-only', '--quiet', 'FETCH_HEAD'], { cwd: worktree });
-    return runOk('git', ['rev-parse', 'HEAD'], { cwd: worktree });
+  async readFile(path: string, opts: { maxBytes: number }): Promise<Buffer | null> {
+    const r = await execForBytes(
+      this.container,
+      script('read-file'),
+      [path, String(opts.maxBytes)],
+      this.raw({ timeoutMs: READ_TIMEOUT_MS, maxOutputBytes: opts.maxBytes + 64 * 1024 }),
+    );
+    if (r.exitCode === 4) return null;
+    const why = r.stderr.trim().split('\n').pop() ?? '';
+    if (r.exitCode === 3 || r.exitCode === 6) throw new SandboxFileError(`${path} in the sandbox ${why}`);
+    if (r.outputCapped || r.bytes.length > opts.maxBytes) {
+      throw new SandboxFileError(`${path} in the sandbox is over ${opts.maxBytes} bytes`);
+    }
+    if (r.exitCode !== 0) throw new SandboxFileError(`could not read ${path} in the sandbox (exit ${r.exitCode})`);
+    return r.bytes;
+  }
+
+  async putFile(name: string, content: string): Promise<void> {
+    if (!PUT_NAME.test(name)) throw new Error(`not a file name for ${SANDBOX_PATHS.io}: ${name}`);
+    const r = await execInContainer(
+      this.container,
+      `${script('put-file')}`,
+      this.raw({ cwd: '/', user: '0:0', stdin: content, env: { NAME: name }, timeoutMs: GIT_TIMEOUT_MS }),
+    );
+    if (r.exitCode !== 0) throw new SandboxGitError(`could not put ${name} into the sandbox: ${r.stderr.trim()}`);
+  }
+
+  async reapStrays(): Promise<void> {
+    try {
+      const e = await this.container.exec({
+        Cmd: ['bash', '-c', script('reap'), 'reap', this.mainPid || '0'],
+        AttachStdout: true,
+        AttachStderr: true,
+      });
+      const s = await e.start({});
+      s.resume();
+      await new Promise<void>((r) => {
+        s.on('end', r);
+        s.on('close', r);
+        s.on('error', () => r());
+      });
+    } catch (err) {
+      if (statusOf(err) !== 404 && statusOf(err) !== 409) throw err;
+    }
   }
 
   async reset(): Promise<void> {
@@ -116,7 +196,7 @@ export class DockerSandboxSession implements SandboxSession {
       .catch((err: unknown) => {
         if (statusOf(err) !== 404 && statusOf(err) !== 409) throw err;
       })
-      .finally(() => this.onStop(this));
+      .finally(() => this.settings.onStop(this));
     return this.stopped;
   }
 }

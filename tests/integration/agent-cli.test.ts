@@ -52,7 +52,7 @@ describe.skipIf(!available)('the agent driver with the real CLI in the sandbox i
     sandbox = testSandbox({ env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'sk-ant-test-dummy' } });
     box = await sandbox.open(repo.spec());
     await box.clone();
-    writeFileSync(join(repo.ioDir, 'system.md'), 'You are a scripted test agent.\n', { mode: 0o644 });
+    await box.putFile('system.md', 'You are a scripted test agent.\n');
   });
   afterAll(async () => {
     await box?.stop();

@@ -7,7 +7,14 @@ import { ClaudeAgent } from '../../core/agent/driver.js';
 import * as s from '../fakes/model-script.js';
 import { type ModelServer, startModelServer } from '../fakes/model-server.js';
 import { imagePresent } from './agent-container.js';
-import { dockerReachable, labelledContainers, makeTestRepo, TEST_IMAGE, testSandbox } from './sandbox-helpers.js';
+import {
+  bringHomeForTest,
+  dockerReachable,
+  labelledContainers,
+  makeTestRepo,
+  TEST_IMAGE,
+  testSandbox,
+} from './sandbox-helpers.js';
 
 /**
  * The agent in the real sandbox (plugins/sandbox-docker): its edit comes home
@@ -39,7 +46,7 @@ describe.skipIf(!available)('the agent in a real sandbox', { timeout: 180_000 },
     const session = await sandbox.open(repo.spec());
     try {
       await session.clone();
-      writeFileSync(join(repo.ioDir, 'system.md'), 'You are a scripted test agent.\n', { mode: 0o644 });
+      await session.putFile('system.md', 'You are a scripted test agent.\n');
       model.enqueue([
         s.read('/work/repo/README.md'),
         s.edit('/work/repo/README.md', '# test repo', '# test repo, edited by the agent'),
@@ -54,7 +61,7 @@ describe.skipIf(!available)('the agent in a real sandbox', { timeout: 180_000 },
       expect(r.answer).toMatchObject({ status: 'done', checkpoint: '1' });
       const committed = await session.commitAll('chalk(AGT-1): continue, loop 1');
       expect(committed).toMatch(/^[0-9a-f]{40}$/);
-      const head = await session.bringHome(repo.base, repo.root);
+      const head = await bringHomeForTest(session, repo, repo.base);
       expect(head).toBe(committed);
       expect(repo.git('rev-parse', 'HEAD')).toBe(committed);
       expect(repo.git('rev-parse', 'HEAD^')).toBe(repo.base);

@@ -1,8 +1,6 @@
 // A run in miniature for the SIGTERM test: opens a real sandbox (whose signal
 // handlers remove it on SIGTERM and exit 143) and makes one agent call that
 // the scripted model keeps waiting. Imports the built harness (dist/).
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { ClaudeAgent } from '../../dist/core/agent/driver.js';
 import { DockerSandbox } from '../../dist/plugins/sandbox-docker/sandbox.js';
 
@@ -15,7 +13,7 @@ const sandbox = new DockerSandbox({
 });
 const session = await sandbox.open(spec);
 await session.clone();
-writeFileSync(join(spec.ioDir, 'system.md'), 'You are a scripted test agent.\n', { mode: 0o644 });
+await session.putFile('system.md', 'You are a scripted test agent.\n');
 process.stdout.write(`opened ${session.name}\n`);
 const agent = new ClaudeAgent({
   budgetUsd: '1.00',

@@ -1,12 +1,21 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxSession } from '../../core/ports/sandbox.js';
+import { SandboxFileError, type SandboxSession } from '../../core/ports/sandbox.js';
+import { docker } from '../../plugins/sandbox-docker/docker.js';
 import { CREDENTIAL_NAMES } from '../../plugins/sandbox-docker/env.js';
-import { dockerReachable, labelledContainers, makeTestRepo, type TestRepo, testSandbox } from './sandbox-helpers.js';
+import {
+  bringHomeForTest,
+  dockerReachable,
+  labelledContainers,
+  makeTestRepo,
+  type TestRepo,
+  testSandbox,
+} from './sandbox-helpers.js';
 
 /**
- * The Sandbox port on the real Docker engine: one container per run, the git
- * store read-only, work coming home only as a fast-forward.
+ * The Sandbox port on the real Docker engine: one container per run with
+ * nothing of the host in it, work coming home only as a verified fast-forward.
  */
 const available = await dockerReachable();
 
@@ -23,6 +32,8 @@ describe.skipIf(!available)('sandbox-docker on the real engine', { timeout: 180_
   let session: SandboxSession;
   const sandbox = testSandbox({
     handleSignals: false,
+    memoryMb: 512,
+    cpus: 1,
     env: {
       ANTHROPIC_API_KEY: SECRET,
       ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/',
@@ -56,18 +67,18 @@ describe.skipIf(!available)('sandbox-docker on the real engine', { timeout: 180_
     const head = await session.commitAll('chalk(SBX-1): continue, loop 1');
     expect(head).toMatch(/^[0-9a-f]{40}$/);
     expect(await session.commitAll('nothing to add')).toBeNull();
-    const home = await session.bringHome(repo.base, repo.root);
+    const home = await bringHomeForTest(session, repo, repo.base);
     expect(home).toBe(head);
     expect(repo.git('rev-parse', 'HEAD')).toBe(head);
     expect(repo.git('rev-parse', 'HEAD^')).toBe(repo.base);
     expect(repo.git('rev-list', '--merges', `${repo.base}..HEAD`)).toBe('');
     expect(readFileSync(`${repo.root}/src/new.txt`, 'utf8')).toBe('x = 1\n');
     expect(repo.git('log', '-1', '--format=%an <%ae>')).toBe('Host Person <host@example.com>');
-    await expect(session.exportBundle('0123456789012345678901234567890123456789')).rejects.toThrow(
-      /sandbox export failed/,
-    );
+    await expect(
+      session.exportBundle('0123456789012345678901234567890123456789', join(repo.ioDir, 'x.bundle')),
+    ).rejects.toThrow(/sandbox export failed/);
     // Nothing new since: no bundle, HEAD unchanged.
-    expect(await session.bringHome(head as string, repo.root)).toBeNull();
+    expect(await bringHomeForTest(session, repo, head as string)).toBeNull();
   });
 
   it('refuses to bring home work that is not a fast-forward', async () => {
@@ -76,20 +87,73 @@ describe.skipIf(!available)('sandbox-docker on the real engine', { timeout: 180_
     const moved = repo.git('rev-parse', 'HEAD');
     await session.exec('echo diverged > diverged.txt');
     await session.commitAll('sandbox diverges');
-    await expect(session.bringHome(before, repo.root)).rejects.toThrow(/merge/);
+    await expect(bringHomeForTest(session, repo, before)).rejects.toThrow(/moved to/);
     expect(repo.git('rev-parse', 'HEAD')).toBe(moved);
     repo.git('reset', '-q', '--hard', before);
     await session.exec(`git reset -q --hard ${before}`);
   });
 
-  it('cannot write into the mounted git store', async () => {
-    const touch = await session.exec('touch /src.git/evil');
-    expect(touch.exitCode).not.toBe(0);
-    const ref = await session.exec('git --git-dir=/src.git update-ref refs/heads/evil HEAD');
-    expect(ref.exitCode).not.toBe(0);
-    const push = await session.exec('git push -q origin HEAD:refs/heads/evil');
-    expect(push.exitCode).not.toBe(0);
-    expect(repo.git('branch', '--list', 'evil')).toBe('');
+  it('has no host path in it: no bind mount, no host git dir, a read-only root, and limits', async () => {
+    const info = await (await docker()).getContainer(session.name).inspect();
+    expect(info.Mounts.filter((m) => m.Type === 'bind' || m.Type === 'volume')).toEqual([]);
+    expect(info.HostConfig.Binds ?? []).toEqual([]);
+    expect(info.HostConfig.ReadonlyRootfs).toBe(true);
+    expect(info.HostConfig.Memory).toBe(512 * 1024 * 1024);
+    expect(info.HostConfig.MemorySwap).toBe(512 * 1024 * 1024);
+    expect(info.HostConfig.NanoCpus).toBe(1e9);
+    expect(info.HostConfig.PidsLimit).toBeGreaterThan(0);
+    expect(info.Config.User).not.toMatch(/^(0|root)(:|$)/);
+    const r = await session.exec(
+      'ls -d /src.git 2>&1; touch /usr/evil 2>&1; git remote -v; cat .git/config; touch /chalk/evil 2>&1; true',
+    );
+    expect(r.stdout).toMatch(/'\/src\.git': No such file/);
+    expect(r.stdout).toMatch(/'\/usr\/evil': Read-only file system/);
+    expect(r.stdout).toMatch(/'\/chalk\/evil': Permission denied/);
+    expect(r.stdout).not.toContain(repo.root);
+    expect(r.stdout).not.toMatch(/\[remote/);
+  });
+
+  it('puts host files where the agent can read but not change them', async () => {
+    await session.putFile('system.md', 'from the host\n');
+    expect((await session.exec('cat /chalk/system.md')).stdout).toBe('from the host\n');
+    const w = await session.exec(
+      'echo evil > /chalk/system.md 2>&1; rm -f /chalk/system.md 2>&1; ln -sf /etc/passwd /chalk/x 2>&1; true',
+    );
+    expect(w.stdout).toMatch(/Permission denied/);
+    expect((await session.exec('cat /chalk/system.md')).stdout).toBe('from the host\n');
+    await expect(session.putFile('../etc/x', 'no')).rejects.toThrow(/not a file name/);
+  });
+
+  it('reads back only regular files under their cap', async () => {
+    await session.exec(
+      'printf data > plain.txt; ln -sf /etc/passwd link.txt; mkfifo fifo; mkdir -p dir; head -c 5000 /dev/zero > big.bin',
+    );
+    expect((await session.readFile('plain.txt', { maxBytes: 100 }))?.toString()).toBe('data');
+    expect(await session.readFile('missing.txt', { maxBytes: 100 })).toBeNull();
+    await expect(session.readFile('link.txt', { maxBytes: 100_000 })).rejects.toThrow(SandboxFileError);
+    await expect(session.readFile('fifo', { maxBytes: 100 })).rejects.toThrow(/not a regular file/);
+    await expect(session.readFile('dir', { maxBytes: 100 })).rejects.toThrow(/not a regular file/);
+    await expect(session.readFile('big.bin', { maxBytes: 4096 })).rejects.toThrow(/over 4096/);
+    await session.reset();
+    await session.exec('rm -rf fifo dir big.bin link.txt plain.txt');
+  });
+
+  it('stops a command that prints past the output cap, keeping its head and tail', async () => {
+    const started = Date.now();
+    const r = await session.exec('yes chalk', { maxOutputBytes: 8 * 1024 * 1024 });
+    expect(r.outputCapped).toBe(true);
+    expect(r.exitCode).not.toBe(0);
+    expect(Date.now() - started).toBeLessThan(60_000);
+    expect(Buffer.byteLength(r.stdout)).toBeLessThanOrEqual(4 * 1024 * 1024 + 100);
+    expect(r.stdout).toMatch(/bytes of output not kept/);
+  });
+
+  it('reaps what the agent left running in the background', async () => {
+    await session.exec('(setsid sleep 300 >/dev/null 2>&1 &); (nohup sleep 301 >/dev/null 2>&1 &); true');
+    expect((await session.exec(LIVE_SLEEPS)).stdout.trim()).toBe('3');
+    await session.reapStrays();
+    expect((await session.exec(LIVE_SLEEPS)).stdout.trim()).toBe('1'); // the container's own `sleep infinity`
+    expect((await session.exec('echo alive')).stdout).toBe('alive\n');
   });
 
   it('has no forge token, no Docker socket, no capabilities and no root', async () => {
@@ -108,8 +172,11 @@ describe.skipIf(!available)('sandbox-docker on the real engine', { timeout: 180_
     expect(sudo.exitCode).not.toBe(0);
   });
 
-  it('holds credentials only by the allowed names, and never in any argv', async () => {
-    const r = await session.exec('env -0');
+  it('gives credentials to the agent exec only, by the allowed names, never in any argv', async () => {
+    const plain = await session.exec('env -0');
+    expect(plain.stdout).not.toContain(SECRET);
+    expect(plain.stdout).not.toContain('ANTHROPIC_');
+    const r = await session.exec('env -0', { agent: true });
     const entries = r.stdout.split('\0').filter(Boolean);
     const carrying = entries.filter((e) => e.includes(SECRET)).map((e) => e.slice(0, e.indexOf('=')));
     expect(carrying).toEqual(['ANTHROPIC_API_KEY']);

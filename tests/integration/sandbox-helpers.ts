@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SandboxSpec } from '../../core/ports/sandbox.js';
+import { importBundle } from '../../core/git/bundle-import.js';
+import type { SandboxSession, SandboxSpec } from '../../core/ports/sandbox.js';
 import { repoKey } from '../../core/repo/git.js';
 import { docker } from '../../plugins/sandbox-docker/docker.js';
 import { DEFAULT_IMAGE } from '../../plugins/sandbox-docker/image.js';
@@ -36,13 +37,13 @@ const git = (cwd: string, ...args: string[]) =>
 
 export interface TestRepo {
   root: string;
-  /** The git store that the sandbox mounts read-only. */
-  gitDir: string;
   branch: string;
+  /** A host directory for what comes out of the sandbox (bundles). */
   ioDir: string;
   /** The ticket branch's HEAD when the repo was made. */
   base: string;
   git(...args: string[]): string;
+  /** A sandbox spec whose source is a fresh bundle of the ticket branch as it is now. */
   spec(over?: Partial<SandboxSpec>): SandboxSpec;
   dispose(): void;
 }
@@ -67,20 +68,30 @@ export function makeTestRepo(ticket = 'SBX-1'): TestRepo {
   mkdirSync(ioDir);
   // The key chalk itself files this repository under (chalk cleanup finds its containers by it).
   const repoName = repoKey(root);
+  let bundles = 0;
+  // A test that deleted the branch (chalk cleanup) still asks for a spec to name the container by.
+  const source = () => {
+    const file = join(dir, `in-${bundles++}.bundle`);
+    try {
+      git(root, 'bundle', 'create', '-q', file, `refs/heads/${branch}`);
+    } catch {
+      return join(dir, 'no-branch.bundle');
+    }
+    return file;
+  };
   return {
     root,
-    gitDir: join(root, '.git'),
     branch,
     ioDir,
     base: git(root, 'rev-parse', 'HEAD'),
     git: (...args) => git(root, ...args),
     spec: (over = {}) => ({
       repo: repoName,
-      gitDir: join(root, '.git'),
+      source: source(),
       ticket,
       runId: `${ticket}-${Date.now()}`,
       branch,
-      ioDir,
+      author: { name: 'Host Person', email: 'host@example.com' },
       ...over,
     }),
     dispose: () => rmSync(dir, { recursive: true, force: true }),
@@ -97,4 +108,18 @@ export async function labelledContainers(filter: { repo: string; ticket?: string
 export async function dockerBridgeGateway(): Promise<string> {
   const net = await (await docker()).getNetwork('bridge').inspect();
   return (net.IPAM?.Config?.[0]?.Gateway as string | undefined) ?? '172.17.0.1';
+}
+
+/** What the run loop does to take a session's commits since `base`: export to the host, import with host git. */
+export async function bringHomeForTest(session: SandboxSession, repo: TestRepo, base: string): Promise<string | null> {
+  const dest = join(repo.ioDir, `out-${Date.now()}-${Math.random().toString(36).slice(2)}.bundle`);
+  const head = await session.exportBundle(base, dest);
+  if (head === null) return null;
+  const r = await importBundle({
+    cwd: repo.root,
+    bundle: dest,
+    base,
+    target: { kind: 'fast-forward', branch: repo.branch },
+  });
+  return r.tip;
 }

@@ -1,0 +1,76 @@
+import { closeSync, constants, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+/**
+ * Writing files on the host that hold what came out of a sandbox (logs,
+ * answers, bundles). Each write goes to a new file beside the target, opened
+ * with O_EXCL and O_NOFOLLOW, then renamed over the target: a symbolic link
+ * planted at the target is replaced, never followed, and a reader never sees
+ * half a file.
+ */
+
+const FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+let seq = 0;
+const tempBeside = (path: string) => join(dirname(path), `.${basename(path)}.${process.pid}.${seq++}.tmp`);
+
+/** Writes `data` to `path` as a new regular file (mode 0600 by default). */
+export function writeHostFile(path: string, data: string | Uint8Array, mode = 0o600): void {
+  const tmp = tempBeside(path);
+  const fd = openSync(tmp, FLAGS, mode);
+  try {
+    writeSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
+    fsyncSync(fd);
+  } catch (err) {
+    closeSync(fd);
+    unlinkSync(tmp);
+    throw err;
+  }
+  closeSync(fd);
+  renameSync(tmp, path);
+}
+
+/** The same for a file that is meant to be new (a bundle): any earlier one is replaced. */
+export const writeNewFile = writeHostFile;
+
+/** A log written as output arrives, holding at most `capBytes`; `close()` puts it in place. */
+export interface CappedLog {
+  write(chunk: string): void;
+  /** Bytes that did not fit. */
+  readonly dropped: number;
+  close(note?: string): void;
+}
+
+/** Opens a capped log for `path` (in place on `close`). */
+export function openCappedLog(path: string, capBytes: number): CappedLog {
+  const tmp = tempBeside(path);
+  const fd = openSync(tmp, FLAGS, 0o600);
+  let written = 0;
+  let dropped = 0;
+  let closed = false;
+  return {
+    write(chunk) {
+      if (closed) return;
+      const b = Buffer.from(chunk);
+      const room = capBytes - written;
+      if (room <= 0) {
+        dropped += b.length;
+        return;
+      }
+      const part = b.length <= room ? b : b.subarray(0, room);
+      writeSync(fd, part);
+      written += part.length;
+      dropped += b.length - part.length;
+    },
+    get dropped() {
+      return dropped;
+    },
+    close(note) {
+      if (closed) return;
+      closed = true;
+      if (note) writeSync(fd, Buffer.from(note));
+      closeSync(fd);
+      renameSync(tmp, path);
+    },
+  };
+}
