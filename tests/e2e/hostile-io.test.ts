@@ -1,5 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as s from '../fakes/model-script.js';
 import { tempDir } from '../helpers/cli.js';
@@ -157,8 +159,8 @@ describe.skipIf(!available)('hostile agent: what comes out of the sandbox', { ti
     sc.dispose();
   });
 
-  /** Paths an export bundle may pass through inside the sandbox (today /chalk; after the rework, the RAM disk). */
-  const BUNDLE_PATHS = ['/chalk/out.bundle', '/work/out.bundle', '/work/chalk/out.bundle', '/tmp/out.bundle'];
+  /** Paths an export bundle may pass through inside the sandbox (/chalk before the rework, /tmp/.chalk-out after it: share/sandbox/scripts/export.sh). */
+  const BUNDLE_PATHS = ['/chalk/out.bundle', '/tmp/.chalk-out/out.bundle', '/work/out.bundle', '/tmp/out.bundle'];
 
   /**
    * A process the agent leaves behind that keeps replacing the export bundle
@@ -182,7 +184,13 @@ describe.skipIf(!available)('hostile agent: what comes out of the sandbox', { ti
     rig.script({
       loops: [[bundleSwapper(`ln -sfn ${other.root}/.git "$t.new"`), ...doCheckpoint(sc.ticket, 1)]],
     });
-    const r = await chalk(rig, sc, ['run'], { env: { ...settings, CHALK_MAX_LOOPS: '1' }, timeoutMs: 120_000 });
+    // A user who trusts every directory (safe.directory=*, common on shared machines) gets no ownership check to hide behind.
+    const globalConfig = join(other.dir, 'gitconfig');
+    writeFileSync(globalConfig, '[safe]\n\tdirectory = *\n');
+    const r = await chalk(rig, sc, ['run'], {
+      env: { ...settings, CHALK_MAX_LOOPS: '1', GIT_CONFIG_GLOBAL: globalConfig },
+      timeoutMs: 120_000,
+    });
     for (const sha of [otherHead, otherBlob])
       expect(spawnSync('git', ['cat-file', '-e', sha], { cwd: sc.root }).status, `${sha} reached the repo`).not.toBe(0);
     expect(sentinel.intact(), sentinel.describe()).toBe(true);
