@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import { CREDENTIALS, hasCredential } from '../agent/credentials.js';
 import type { Config } from '../config/config.js';
 import { UserError } from '../errors.js';
-import { commonDir, statusPorcelain } from '../git/host-git.js';
+import { statusPorcelain } from '../git/host-git.js';
 import { currentBranch, repoName, ticketFromBranch } from '../repo/git.js';
 import { checkpoints } from '../spec/checkpoints.js';
 import { type RunPaths, runPaths } from './layout.js';
-import { checkPrompts, type PromptSource, promptSetHash, readTextbook, specFile } from './prompt.js';
+import { type PromptSource, promptSetHash, readTextbook, snapshotPrompts, specFile } from './prompt.js';
 
 /** Everything a run knows before it starts anything: where, which ticket, which files. */
 export interface RunContext {
@@ -21,8 +21,6 @@ export interface RunContext {
   spec: string;
   specPath: string;
   paths: RunPaths;
-  /** The repository's git common dir (the sandbox borrows its objects). */
-  gitDir: string;
   /** `CHALK_BASE_BRANCH`. */
   baseBranch: string;
   prompts: PromptSource;
@@ -73,9 +71,8 @@ export async function resolveContext(opts: ContextOptions): Promise<RunContext> 
     throw new UserError(`no agent credentials; export one of: ${CREDENTIALS.join(' ')}`);
   }
   const repo = await repoName(root);
-  const gitDir = await commonDir(root);
-  const prompts: PromptSource = { root };
-  checkPrompts(prompts);
+  // The grading setup is fixed here: prompts, textbook and rubric as the run starts.
+  const prompts: PromptSource = snapshotPrompts({ root });
   const textbook = readTextbook(root, config.str('CHALK_TEXTBOOK'));
   return {
     root,
@@ -85,7 +82,6 @@ export async function resolveContext(opts: ContextOptions): Promise<RunContext> 
     spec,
     specPath,
     paths: runPaths(repo, ticket, env),
-    gitDir,
     baseBranch: config.str('CHALK_BASE_BRANCH'),
     prompts,
     textbook,

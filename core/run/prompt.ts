@@ -26,6 +26,8 @@ export interface PromptSource {
   root: string | null;
   /** Defaults to the package's `share/prompts`. */
   shippedDir?: string;
+  /** Every prompt as read when the run started (snapshotPrompts): later reads never touch the tree. */
+  snapshot?: ReadonlyMap<PromptName, LoadedPrompt>;
 }
 
 export interface LoadedPrompt {
@@ -43,6 +45,8 @@ export const notesFile = (ticket: string) => `specs/${ticket}.notes.md`;
 export const PROMPT_MAX_BYTES = 256 * 1024;
 
 export function loadPrompt(name: PromptName, source: PromptSource): LoadedPrompt {
+  const taken = source.snapshot?.get(name);
+  if (taken) return taken;
   const override = join('.chalk', 'prompts', `${name}.md`);
   // Read as hostile input: no symlink anywhere on the way (`.chalk` included), a regular file, capped.
   const text = source.root
@@ -93,6 +97,20 @@ export function fillPlaceholders(prompt: LoadedPrompt, values: Partial<Record<Pl
 /** Loads and checks all eight prompts, so a broken override stops a run before any sandbox starts. */
 export function checkPrompts(source: PromptSource): void {
   for (const name of PROMPT_NAMES) checkPlaceholders(loadPrompt(name, source));
+}
+
+/**
+ * Every prompt read and checked once, as the run starts: whatever a loop's
+ * commits later do to `.chalk/prompts/`, the run keeps asking with these.
+ */
+export function snapshotPrompts(source: PromptSource): PromptSource {
+  const snapshot = new Map<PromptName, LoadedPrompt>();
+  for (const name of PROMPT_NAMES) {
+    const p = loadPrompt(name, source);
+    checkPlaceholders(p);
+    snapshot.set(name, p);
+  }
+  return { ...source, snapshot };
 }
 
 // --- assembly --------------------------------------------------------------------
