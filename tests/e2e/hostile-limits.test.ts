@@ -104,6 +104,7 @@ describe.skipIf(!available)('hostile agent: limits and secrets', { timeout: 300_
   });
 
   it('a rubric that prints a gigabyte is stopped at the cap; chalk stays small and says why', async () => {
+    const CAP_MB = 8;
     const sc = makeScenario({ ticket: 'LIM-2' });
     rig.script({ loops: [doCheckpoint(sc.ticket, 1)] });
     let peak = () => 0;
@@ -112,6 +113,7 @@ describe.skipIf(!available)('hostile agent: limits and secrets', { timeout: 300_
         ...quick,
         CHALK_TEST_CMD: `head -c 1073741824 /dev/zero | tr '\\0' a; ${RUBRIC}`,
         CHALK_RUBRIC_TIMEOUT: '120',
+        CHALK_OUTPUT_CAP_MB: String(CAP_MB),
       },
       timeoutMs: 200_000,
       onStart: (child) => {
@@ -124,7 +126,10 @@ describe.skipIf(!available)('hostile agent: limits and secrets', { timeout: 300_
     expect(peak(), 'chalk peak resident memory (kB)').toBeLessThan(400 * 1024);
     const logs = stateFiles(rig, sc.ticket, 'rubric.log');
     expect(logs.length).toBeGreaterThan(0);
-    for (const log of logs) expect(statSync(log).size, log).toBeLessThanOrEqual(64 * 1024 * 1024);
+    for (const log of logs) expect(statSync(log).size, log).toBeLessThanOrEqual(CAP_MB * 1024 * 1024);
+    // Nothing the host keeps of the run holds more than the cap (plus its own few lines).
+    for (const f of stateFiles(rig, sc.ticket, 'detention.json'))
+      expect(statSync(f).size, f).toBeLessThanOrEqual((CAP_MB + 1) * 1024 * 1024);
     sc.dispose();
   });
 
@@ -169,13 +174,15 @@ describe.skipIf(!available)('hostile agent: limits and secrets', { timeout: 300_
     expect(state).toContain('HOME=');
     const db = await databaseText(rig);
     const model = modelText(rig);
+    const leaks: string[] = [];
     for (const [name, secret] of Object.entries(secrets)) {
-      expect(state.includes(secret), `${name} in the run's logs (setup.log, rubric.log, ...)`).toBe(false);
-      expect(branchesHold(sc, secret), `${name} in a branch`).toBe(false);
-      expect(model.includes(secret), `${name} sent to the model`).toBe(false);
-      expect(db.includes(secret), `${name} in the database`).toBe(false);
-      expect(r.stdout.includes(secret) || r.stderr.includes(secret), `${name} printed`).toBe(false);
+      if (state.includes(secret)) leaks.push(`${name} in the run's files (setup.log, rubric.log, ...)`);
+      if (branchesHold(sc, secret)) leaks.push(`${name} in a branch`);
+      if (model.includes(secret)) leaks.push(`${name} sent to the model`);
+      if (db.includes(secret)) leaks.push(`${name} in the database`);
+      if (r.stdout.includes(secret) || r.stderr.includes(secret)) leaks.push(`${name} printed`);
     }
+    expect(leaks).toEqual([]);
     expect(sentinel.intact(), sentinel.describe()).toBe(true);
     sentinel.dispose();
     sc.dispose();

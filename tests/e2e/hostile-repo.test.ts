@@ -10,6 +10,7 @@ import {
   expectDetainedWith,
   expectRefusedWith,
   explain,
+  failingLoop,
   makeMarker,
   makeScenario,
   makeSentinel,
@@ -82,19 +83,15 @@ describe.skipIf(!available)('hostile repository: configuration, hooks, prompts, 
 
   const quick = { CHALK_SPEC_CHECK: 'false', CHALK_MAX_RETRIES: '1' };
 
-  it('a loop that commits .chalk/config (a plugin, a rubric of `true`) is not committed, and nothing is imported later', async () => {
+  it('a loop that commits .chalk/config (a plugin, a new rubric) is not committed, and nothing is imported later', async () => {
     const marker = makeMarker('plugin-imported');
-    // The rubric comes from the repository's own config, so a committed change would replace it.
     const sc = makeScenario({ ticket: 'CFG-1', files: { '.chalk/config': `CHALK_TEST_CMD=${RUBRIC}\n` } });
     const original = sc.git('show', `${sc.branch}:.chalk/config`);
+    // Green work, plus a plugin and a config naming it.
     const attack: s.Script = [
       s.write('/work/repo/evil.mjs', evilPlugin(marker.path)),
       s.write('/work/repo/.chalk/config', 'CHALK_TEST_CMD=true\nCHALK_PLUGINS=./evil.mjs\n'),
-      // Work the real rubric fails and `true` passes.
-      s.write('/work/repo/tests/greet_test.sh', '[ "$(sh greet.sh)" = "hello" ]\n'),
-      s.write('/work/repo/greet.sh', 'echo nope\n'),
-      s.bash(`sed -i '0,/- \\[ \\]/s//- [x]/' specs/${sc.ticket}.md`),
-      s.loopDone('1', 'added greet.sh'),
+      ...doCheckpoint(sc.ticket, 1),
     ];
     rig.script({ loops: [attack, attack] });
     const r = await chalk(rig, sc, ['run'], { env: { ...quick, CHALK_TEST_CMD: undefined } });
@@ -107,6 +104,27 @@ describe.skipIf(!available)('hostile repository: configuration, hooks, prompts, 
     expect(status.code, explain(status)).toBe(0);
     expect(marker.ran()).toBe(false);
     marker.dispose();
+    sc.dispose();
+  });
+
+  it('the rubric stays the one the run started with when a loop writes CHALK_TEST_CMD=true', async () => {
+    // The rubric comes from the repository's own config, so a change that took effect would replace it.
+    const sc = makeScenario({ ticket: 'CFG-3', files: { '.chalk/config': `CHALK_TEST_CMD=${RUBRIC}\n` } });
+    const rewrite = s.write('/work/repo/.chalk/config', 'CHALK_TEST_CMD=true\n');
+    // Work the real rubric fails and `true` passes.
+    rig.script({
+      loops: [
+        [rewrite, ...failingLoop(sc.ticket)],
+        [rewrite, s.loopDone('1', 'again')],
+      ],
+    });
+    const r = await chalk(rig, sc, ['run'], { env: { ...quick, CHALK_TEST_CMD: undefined } });
+    expectDetainedWith(r, /rubric failed \(exit 1\)|\.chalk\/config/);
+    expect(
+      r.lines.filter((l) => /^loop \d .*rubric exit 0/.test(l)),
+      explain(r),
+    ).toEqual([]);
+    expect(sc.git('show', `${sc.branch}:.chalk/config`)).toBe(`CHALK_TEST_CMD=${RUBRIC}`);
     sc.dispose();
   });
 
