@@ -19,8 +19,8 @@ const perBatch = Number(process.argv[2] ?? 200);
 const batches = Number(process.argv[3] ?? 10);
 const warmPairs = Number(process.argv[4] ?? 5000);
 const dist = join(import.meta.dirname, '..', 'dist');
-const { decisionRequest, noul, choice } = await import(join(dist, 'core/decision/questions.js'));
-const { encodeRequest } = await import(join(dist, 'core/decision/codec.js'));
+const { decisionRequest, noul, choice } = await import(join(dist, 'core/protocol/questions.js'));
+const { encodeRequest } = await import(join(dist, 'core/protocol/codec.js'));
 const { DecisionRuntime } = await import(join(dist, 'core/decision/runtime.js'));
 const { HttpDecider } = await import(join(dist, 'plugins/decider-http/client.js'));
 

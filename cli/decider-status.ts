@@ -1,7 +1,7 @@
 import { Command } from 'clipanion';
-import { describeLimit } from '../core/decision/entry.js';
 import { untrustedReason, whatItReceives } from '../core/decision/trust.js';
 import { Tokens } from '../core/kernel/tokens.js';
+import { describeLimit } from '../core/protocol/entry.js';
 import { kernelContext } from './context.js';
 
 export default class DeciderStatusCommand extends Command {

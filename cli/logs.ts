@@ -1,7 +1,7 @@
 import { Command, Option } from 'clipanion';
 import { UserError } from '../core/errors.js';
+import { runPaths } from '../core/layout.js';
 import { repoName, TICKET_RE } from '../core/repo/git.js';
-import { runPaths } from '../core/run/layout.js';
 import { showLog } from '../core/run/logs.js';
 import { commandContext } from './context.js';
 

@@ -1,4 +1,3 @@
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,10 +13,3 @@ function packageRoot(): string {
 
 export const PACKAGE_ROOT = packageRoot();
 export const SHARE_DIR = join(PACKAGE_ROOT, 'share');
-
-/** `${XDG_STATE_HOME:-~/.local/state}/chalk` */
-export function stateRoot(env: NodeJS.ProcessEnv = process.env): string {
-  const base =
-    env.XDG_STATE_HOME && env.XDG_STATE_HOME !== '' ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
-  return join(base, 'chalk');
-}

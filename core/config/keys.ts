@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseLimit } from '../decision/entry.js';
+import { parseLimit } from '../protocol/entry.js';
 
 /** Where a key may be set: `repo` keys in `.chalk/config` or the environment; `machine` keys only in the environment. */
 export type KeyScope = 'repo' | 'machine';

@@ -1,5 +1,5 @@
-import type { AdmissionLimit } from './entry.js';
-import { DecisionFailure } from './failure.js';
+import type { AdmissionLimit } from '../protocol/entry.js';
+import { DecisionFailure } from '../protocol/failure.js';
 
 /** What a granted call holds until it ends. */
 export interface Grant {

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DecideOptions, DecisionClient } from '../ports/decider.js';
+import { encodeRequest } from '../protocol/codec.js';
+import type { DeciderEntry } from '../protocol/entry.js';
+import { DecisionFailure } from '../protocol/failure.js';
+import type { DecisionRequest } from '../protocol/questions.js';
 import type { Admission } from './admission.js';
-import { encodeRequest } from './codec.js';
-import type { DeciderEntry } from './entry.js';
-import { DecisionFailure } from './failure.js';
-import type { DecisionRequest } from './questions.js';
 import { Decision } from './reading.js';
 import type { DecisionRecord } from './record.js';
 import { estimateTokens } from './tokens.js';

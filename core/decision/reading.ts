@@ -1,6 +1,6 @@
-import type { Answer, ChoiceAnswer, DecisionResponse, ScoreAnswer } from './codec.js';
-import type { DecisionFailure } from './failure.js';
-import type { DecisionRequest, QuestionType } from './questions.js';
+import type { Answer, ChoiceAnswer, DecisionResponse, ScoreAnswer } from '../protocol/codec.js';
+import type { DecisionFailure } from '../protocol/failure.js';
+import type { DecisionRequest, QuestionType } from '../protocol/questions.js';
 
 /**
  * How Chalk reads an answer:

@@ -1,6 +1,6 @@
-import type { Answer } from './codec.js';
-import type { FailureKind } from './failure.js';
-import type { QuestionType } from './questions.js';
+import type { Answer } from '../protocol/codec.js';
+import type { FailureKind } from '../protocol/failure.js';
+import type { QuestionType } from '../protocol/questions.js';
 
 /**
  * What every decision call leaves, answered or failed: one record, written to

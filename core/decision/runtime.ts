@@ -1,8 +1,8 @@
 import type { Decider, DecisionClient } from '../ports/decider.js';
+import type { DeciderEntry } from '../protocol/entry.js';
+import type { DecisionRequest } from '../protocol/questions.js';
 import { Admission } from './admission.js';
 import { type CallContext, type CallOptions, DecisionCall } from './call.js';
-import type { DeciderEntry } from './entry.js';
-import type { DecisionRequest } from './questions.js';
 import type { Decision } from './reading.js';
 import type { DecisionRecord, DecisionSink } from './record.js';
 

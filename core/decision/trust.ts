@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import { dirname } from 'node:path';
 import { UserError } from '../errors.js';
-import { trustedFile } from '../run/layout.js';
+import { trustedFile } from '../layout.js';
 
 /**
  * The trust rule: a decider (or embedding service) on this machine may be

@@ -16,7 +16,7 @@ import {
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../errors.js';
-import { stateRoot } from '../paths.js';
+import { stateDir } from '../layout.js';
 import type { ResolvedPlugin } from './plugin-loader.js';
 
 /**
@@ -44,7 +44,7 @@ export class PluginTrustError extends UserError {
 }
 
 export function pluginTrustFile(env: NodeJS.ProcessEnv = process.env): string {
-  return join(stateRoot(env), 'plugins', 'trusted.json');
+  return join(stateDir(env), 'plugins', 'trusted.json');
 }
 
 // --- hashing -------------------------------------------------------------------------

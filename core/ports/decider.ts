@@ -1,7 +1,7 @@
-import type { DecisionResponse } from '../decision/codec.js';
-import type { DeciderEntry } from '../decision/entry.js';
-import type { DecisionFailure } from '../decision/failure.js';
-import type { DecisionRequest } from '../decision/questions.js';
+import type { DecisionResponse } from '../protocol/codec.js';
+import type { DeciderEntry } from '../protocol/entry.js';
+import type { DecisionFailure } from '../protocol/failure.js';
+import type { DecisionRequest } from '../protocol/questions.js';
 
 export interface DecideOptions {
   signal?: AbortSignal;

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { UserError } from '../errors.js';
-import { alive, readPid } from '../store/embedded/pid.js';
-import type { RunPaths } from './layout.js';
+import type { RunPaths } from '../layout.js';
+import { alive, readPid } from '../process/pid.js';
 
 /**
  * The claim on a ticket: one live run per ticket, known by the pid file in

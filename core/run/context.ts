@@ -4,9 +4,9 @@ import { CREDENTIALS, hasCredential } from '../agent/credentials.js';
 import type { Config } from '../config/config.js';
 import { UserError } from '../errors.js';
 import { statusPorcelain } from '../git/host-git.js';
+import { type RunPaths, runPaths } from '../layout.js';
 import { currentBranch, repoName, ticketFromBranch } from '../repo/git.js';
 import { checkpoints } from '../spec/checkpoints.js';
-import { type RunPaths, runPaths } from './layout.js';
 import { type PromptSource, promptSetHash, readTextbook, snapshotPrompts, specFile } from './prompt.js';
 
 /** Everything a run knows before it starts anything: where, which ticket, which files. */

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Fingerprint } from '../fingerprint/fingerprint.js';
 import { writeHostFile } from '../fs/host-file.js';
 import { createBranch, forEachRef, revParse } from '../git/host-git.js';
+import type { DetentionFacts } from '../layout.js';
 import type { Log } from '../ports/log.js';
 import type { SandboxSession } from '../ports/sandbox.js';
 import type { RunContext } from './context.js';
@@ -15,7 +16,6 @@ import {
   nextStep,
 } from './detention-reasons.js';
 import { bringHome } from './home.js';
-import type { DetentionFacts } from './layout.js';
 import type { DetainRequest } from './policy.js';
 
 /** The exit code of a detained run. */

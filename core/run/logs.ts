@@ -1,7 +1,7 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { UserError } from '../errors.js';
-import { alive, readPid } from '../store/embedded/pid.js';
-import type { RunPaths } from './layout.js';
+import type { RunPaths } from '../layout.js';
+import { alive, readPid } from '../process/pid.js';
 
 const POLL_MS = 250;
 

@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { deleteBranch, forEachRef, worktreePrune, worktreeRemove } from '../git/host-git.js';
+import { repoStateDir, runsDir } from '../layout.js';
 import type { Sandbox } from '../ports/sandbox.js';
-import { repoStateDir, runsDir } from '../run/layout.js';
-import { alive, readPid } from '../store/embedded/pid.js';
+import { alive, readPid } from '../process/pid.js';
 
 /** Branch namespaces Chalk creates: ticket work, office hours, detention. */
 const BRANCH_PREFIXES = ['refs/heads/chalk', 'refs/heads/tutoring', 'refs/heads/detention'];

@@ -1,9 +1,9 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StoreInfo } from '../ports/store.js';
+import { alive, readPid } from '../process/pid.js';
 import { probe } from './embedded/ensure.js';
 import type { EmbeddedPaths } from './embedded/paths.js';
-import { alive, readPid } from './embedded/pid.js';
 import { PgStore } from './pg-store.js';
 import { describeUrl, type StoreTarget } from './target.js';
 

@@ -1,10 +1,10 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { forEachRef } from '../git/host-git.js';
+import { runPaths, runsDir } from '../layout.js';
 import type { Store, TicketSummary } from '../ports/store.js';
+import { alive, readPid } from '../process/pid.js';
 import { TICKET_RE } from '../repo/git.js';
-import { runPaths, runsDir } from '../run/layout.js';
-import { alive, readPid } from './embedded/pid.js';
 
 /** One line of `chalk status`. Numbers are null when the database could not be read. */
 export interface TicketStatus {

@@ -1,9 +1,9 @@
 import { Agent, type Dispatcher, request } from 'undici';
-import { DECIDE_PATH, decodeResponse, encodeRequest } from '../../core/decision/codec.js';
-import type { DeciderEntry } from '../../core/decision/entry.js';
-import { DecisionFailure, failureForStatus } from '../../core/decision/failure.js';
-import type { DecisionRequest } from '../../core/decision/questions.js';
 import type { DecideOptions, Decider, DecisionReply, HealthReport } from '../../core/ports/decider.js';
+import { DECIDE_PATH, decodeResponse, encodeRequest } from '../../core/protocol/codec.js';
+import type { DeciderEntry } from '../../core/protocol/entry.js';
+import { DecisionFailure, failureForStatus } from '../../core/protocol/failure.js';
+import type { DecisionRequest } from '../../core/protocol/questions.js';
 import { CallDeadline } from './deadline.js';
 
 export interface HttpDeciderOptions {

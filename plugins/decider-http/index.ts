@@ -1,9 +1,9 @@
 import type { Config } from '../../core/config/config.js';
-import { DEFAULT_CONTEXT_TOKENS, DEFAULT_LIMIT, type DeciderEntry, parseLimit } from '../../core/decision/entry.js';
 import { displayUrl, untrustedReason } from '../../core/decision/trust.js';
 import { UserError } from '../../core/errors.js';
 import type { Plugin } from '../../core/kernel/kernel.js';
 import { Tokens } from '../../core/kernel/tokens.js';
+import { DEFAULT_CONTEXT_TOKENS, DEFAULT_LIMIT, type DeciderEntry, parseLimit } from '../../core/protocol/entry.js';
 import { HttpDecider } from './client.js';
 import { deciderChecks } from './doctor.js';
 

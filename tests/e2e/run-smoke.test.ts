@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readPid } from '../../core/store/embedded/pid.js';
+import { readPid } from '../../core/process/pid.js';
 import * as s from '../fakes/model-script.js';
 import {
   calls,

@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { runPaths } from '../../core/layout.js';
 import { repoKey } from '../../core/repo/git.js';
-import { runPaths } from '../../core/run/layout.js';
 import { chalk, scratchRepo, tempDir } from '../helpers/cli.js';
 
 /**

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { Admission } from '../../core/decision/admission.js';
-import { encodeRequest } from '../../core/decision/codec.js';
-import type { AdmissionLimit, DeciderEntry } from '../../core/decision/entry.js';
-import { parseLimit } from '../../core/decision/entry.js';
-import { DecisionFailure, failureForStatus } from '../../core/decision/failure.js';
-import { decisionRequest, noul } from '../../core/decision/questions.js';
 import type { DecisionRecord } from '../../core/decision/record.js';
 import { DecisionRuntime } from '../../core/decision/runtime.js';
 import { estimateTokens } from '../../core/decision/tokens.js';
 import type { DecisionClient, DecisionReply } from '../../core/ports/decider.js';
+import { encodeRequest } from '../../core/protocol/codec.js';
+import type { AdmissionLimit, DeciderEntry } from '../../core/protocol/entry.js';
+import { parseLimit } from '../../core/protocol/entry.js';
+import { DecisionFailure, failureForStatus } from '../../core/protocol/failure.js';
+import { decisionRequest, noul } from '../../core/protocol/questions.js';
 
 const entry = (limit: AdmissionLimit = { kind: 'concurrency', maxConcurrent: 1 }, max = 4096): DeciderEntry => ({
   id: 'test-decider',

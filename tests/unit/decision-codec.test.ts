@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decodeResponse, encodeRequest } from '../../core/decision/codec.js';
-import { DecisionFailure } from '../../core/decision/failure.js';
+import { Decision, readNoul } from '../../core/decision/reading.js';
+import { decodeResponse, encodeRequest } from '../../core/protocol/codec.js';
+import { DecisionFailure } from '../../core/protocol/failure.js';
 import {
   CHALK_MAX_QUESTIONS,
   choice,
@@ -8,8 +9,7 @@ import {
   decisionRequest,
   noul,
   score,
-} from '../../core/decision/questions.js';
-import { Decision, readNoul } from '../../core/decision/reading.js';
+} from '../../core/protocol/questions.js';
 
 const CANARY = 'STATE-CANARY-7f3a';
 const request = (): DecisionRequest =>

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodeRequest } from '../../core/decision/codec.js';
-import type { AdmissionLimit } from '../../core/decision/entry.js';
-import { decisionRequest, noul } from '../../core/decision/questions.js';
 import type { DecisionRecord } from '../../core/decision/record.js';
 import { DecisionRuntime } from '../../core/decision/runtime.js';
 import { estimateTokens } from '../../core/decision/tokens.js';
+import { encodeRequest } from '../../core/protocol/codec.js';
+import type { AdmissionLimit } from '../../core/protocol/entry.js';
+import { decisionRequest, noul } from '../../core/protocol/questions.js';
 import { HttpDecider } from '../../plugins/decider-http/client.js';
 import { answerAll, FakeDecider } from '../fakes/decider-server.js';
 

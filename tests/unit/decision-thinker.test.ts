@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { decodeResponse, encodeRequest } from '../../core/decision/codec.js';
 import type { DecisionRecord } from '../../core/decision/record.js';
 import { DecisionRuntime } from '../../core/decision/runtime.js';
 import {
@@ -16,6 +15,7 @@ import {
   type DecisionTurn,
 } from '../../core/decision/thinker/thinker.js';
 import type { DecisionClient } from '../../core/ports/decider.js';
+import { decodeResponse, encodeRequest } from '../../core/protocol/codec.js';
 import { WireRequest } from '../fakes/decider-server.js';
 
 interface Note extends Artifact {
@@ -310,7 +310,7 @@ describe('DecisionThinker', () => {
     const client: DecisionClient = {
       decide: async () => ({
         ok: false,
-        failure: new (await import('../../core/decision/failure.js')).DecisionFailure('server', 'HTTP 503'),
+        failure: new (await import('../../core/protocol/failure.js')).DecisionFailure('server', 'HTTP 503'),
       }),
     };
     const rt = new DecisionRuntime(

@@ -3,7 +3,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runPaths } from '../../core/run/layout.js';
+import { runPaths } from '../../core/layout.js';
 import { showLog } from '../../core/run/logs.js';
 
 const paths = () => {

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/config.js';
 import { fingerprintFailure } from '../../core/fingerprint/fingerprint.js';
+import { runPaths } from '../../core/layout.js';
 import type { Agent, AgentResult } from '../../core/ports/agent.js';
 import { claim, refuseLiveRun } from '../../core/run/claim.js';
 import type { RunContext } from '../../core/run/context.js';
 import type { RunDeps } from '../../core/run/deps.js';
 import { CallTracker, interruptedRecord, trackingAgent } from '../../core/run/interrupt.js';
-import { runPaths } from '../../core/run/layout.js';
 import { callRecord } from '../../core/run/record.js';
 
 const ctx = { repo: 'shop', ticket: 'SHOP-7', branch: 'chalk/SHOP-7', promptHash: 'abcd1234' } as RunContext;

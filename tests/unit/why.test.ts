@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { DecisionRecord } from '../../core/decision/record.js';
 import { rubricStatements } from '../../core/decision/why/run-reader.js';
 import { runWhy } from '../../core/decision/why/run-why.js';
-import { runPaths } from '../../core/run/layout.js';
+import { runPaths } from '../../core/layout.js';
 import { HttpDecider } from '../../plugins/decider-http/client.js';
 import { FakeDecider, type WireRequest } from '../fakes/decider-server.js';
 

@@ -1,6 +1,6 @@
+import type { Answer, ChoiceAnswer } from '../../protocol/codec.js';
+import { choice, type DecisionRequest, decisionRequest, noul, type Question } from '../../protocol/questions.js';
 import type { CallOptions } from '../call.js';
-import type { Answer, ChoiceAnswer } from '../codec.js';
-import { choice, type DecisionRequest, decisionRequest, noul, type Question } from '../questions.js';
 import type { Decision } from '../reading.js';
 import {
   type Artifact,

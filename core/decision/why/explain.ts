@@ -1,4 +1,4 @@
-import type { DetentionFacts, RunPaths } from '../../run/layout.js';
+import type { DetentionFacts, RunPaths } from '../../layout.js';
 import type { CallOptions } from '../call.js';
 import { type Artifact, type DecisionTool, ListArtifact, ReadableToolError } from '../thinker/artifacts.js';
 import { FormatterRegistry } from '../thinker/digest.js';

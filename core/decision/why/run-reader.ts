@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { diffNumstat } from '../../git/host-git.js';
-import type { DetentionFacts, RunPaths } from '../../run/layout.js';
+import type { DetentionFacts, RunPaths } from '../../layout.js';
 
 /**
- * Reads what a detained run left in its run directory (core/run/layout.ts):
+ * Reads what a detained run left in its run directory (core/layout.ts):
  * the rubric log, the test report, detention.json, and, through git, the files
  * changed since the last green loop. Every reader returns null when its source
  * is absent, never throws for a missing file.

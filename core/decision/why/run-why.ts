@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { UserError } from '../../errors.js';
+import { runPaths } from '../../layout.js';
 import type { Decider } from '../../ports/decider.js';
-import { runPaths } from '../../run/layout.js';
 import { JsonlDecisionSink } from '../jsonl-sink.js';
 import { runtimeFor } from '../runtime.js';
 import { sayOnce } from '../trust.js';

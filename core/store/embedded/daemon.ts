@@ -4,8 +4,8 @@
  * close it cleanly. Its output goes to `server.log`.
  */
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { alive, readPid } from '../../process/pid.js';
 import { embeddedPathsIn } from './paths.js';
-import { alive, readPid } from './pid.js';
 import { EmbeddedServer } from './server.js';
 
 const say = (line: string) => process.stdout.write(`${new Date().toISOString()} ${line}\n`);

@@ -6,9 +6,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { UserError } from '../../errors.js';
 import { PACKAGE_ROOT } from '../../paths.js';
+import { alive, readPid } from '../../process/pid.js';
 import { acquireLock, LockTimeout } from './lock.js';
 import type { EmbeddedPaths } from './paths.js';
-import { alive, readPid } from './pid.js';
 
 /** Whether something accepts connections on the socket (the server listens only once PGlite is ready). */
 export function probe(socket: string, timeoutMs = 1_000): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { alive, readPid } from './pid.js';
+import { alive, readPid } from '../../process/pid.js';
 
 /** A holder that has made the lock directory but not yet written its pid gets this long. */
 const UNWRITTEN_GRACE_MS = 5_000;

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { stateRoot } from '../../paths.js';
+import { stateDir } from '../../layout.js';
 
 /** Where the per-machine embedded database lives: `${XDG_STATE_HOME:-~/.local/state}/chalk/db/`. */
 export interface EmbeddedPaths {
@@ -19,7 +19,7 @@ export interface EmbeddedPaths {
 export const EMBEDDED_PORT = 5432;
 
 export function embeddedPaths(env: NodeJS.ProcessEnv = process.env): EmbeddedPaths {
-  return embeddedPathsIn(join(stateRoot(env), 'db'));
+  return embeddedPathsIn(join(stateDir(env), 'db'));
 }
 
 export function embeddedPathsIn(dir: string): EmbeddedPaths {

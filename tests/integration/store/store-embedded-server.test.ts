@@ -3,8 +3,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { readPid } from '../../../core/process/pid.js';
 import { run } from '../../../core/process/run.js';
-import { type EmbeddedPaths, PgStore, probe, readPid } from '../../../core/store/index.js';
+import { type EmbeddedPaths, PgStore, probe } from '../../../core/store/index.js';
 import { BACKENDS, embedded, ROOT } from './backends.js';
 
 const WRITER = join(import.meta.dirname, 'writer.mjs');

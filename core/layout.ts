@@ -1,14 +1,18 @@
+import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { stateRoot } from '../paths.js';
 
 /**
  * Where Chalk keeps its per-machine and per-run state: paths only, no I/O.
- * The run loop writes these files; `chalk why`, the report card and office
- * hours read them.
+ * Shared by everything that reads or writes that state (the run loop writes a
+ * run's files; `chalk why`, `chalk status`, `chalk logs`, cleanup, plugin and
+ * decider trust and the embedded store read or write the rest), so it belongs
+ * to none of them. The one rule for the state directory is `stateDir`.
  *
  * ```
  * ${XDG_STATE_HOME:-~/.local/state}/chalk/
  *   decider/trusted                  decider and embedding URLs acknowledged on this machine
+ *   plugins/trusted.json             plugins trusted on this machine (core/kernel/plugin-trust.ts)
+ *   db/                              the embedded store (core/store/embedded/paths.ts)
  *   <repo>/runs/<TICKET>/
  *     pid                            live run pid
  *     run.log                        output of a --detach run
@@ -24,8 +28,12 @@ import { stateRoot } from '../paths.js';
  * ```
  */
 
-/** The machine's Chalk state directory, `${XDG_STATE_HOME:-~/.local/state}/chalk`. */
-export const stateDir = stateRoot;
+/** The machine's Chalk state directory, `${XDG_STATE_HOME:-~/.local/state}/chalk` (an empty XDG_STATE_HOME is unset). */
+export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base =
+    env.XDG_STATE_HOME && env.XDG_STATE_HOME !== '' ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
+  return join(base, 'chalk');
+}
 
 export function deciderStateDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(stateDir(env), 'decider');
