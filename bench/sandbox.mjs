@@ -1,202 +1,633 @@
 #!/usr/bin/env node
-// The sandbox's cost, in one run, against the same steps done by hand:
-//  1. container start plus clone: DockerSandbox.open + clone, against
-//     `docker run -d` (same flags) + `docker exec git clone --shared`.
-//  2. per-loop overhead: commit everything, export the bundle, fetch it on the
-//     host and fast-forward, then the tree id; the harness's session methods
-//     against the same git commands through `docker exec` and host git.
-// Runs alternate (harness, by hand, harness, ...) so machine load hits both alike.
-// Needs the Docker engine and the sandbox image; run after `npm run build`:
-//   node bench/sandbox.mjs [loops] [starts]
+// What the sandbox boundary costs, before against after, in one run.
+//
+// BEFORE (the design up to 9b2272d, done by hand with the docker CLI and git):
+// the user's git dir bind-mounted read-only at /src.git and the run's io dir
+// read-write at /chalk; `git clone --shared`; the export bundle written to
+// /chalk/out.bundle and fetched by host git, then `merge --ff-only`.
+// AFTER (the harness, from dist/): nothing of the host mounted; host git makes
+// a bundle of the ticket branch (createBundle), DockerSandbox.open starts the
+// hardened container (read-only root, memory, CPU and pids limits), clone
+// streams the bundle in over an exec's stdin, putFile puts the system prompt;
+// per loop commitAll, then core/run/home.ts bringHome (export, read back
+// through read-file.sh, bundle verify, one head, ancestry in a quarantine
+// repository, temporary ref, the guard's host-git diff on the tip,
+// fast-forward), the tree id, and reapStrays.
+// AFTER BY HAND: the same steps as AFTER with the docker CLI and host git and
+// the shipped scripts, which tells the design's cost from the harness's own.
+//
+// Measured on a small repository (200 files, one commit) and on one with real
+// history (generated with git fast-import). Runs alternate (their order
+// rotates) so machine load hits every variant alike; medians are printed.
+// Needs the Docker engine, the docker CLI and the sandbox image; after `npm run build`:
+//   node bench/sandbox.mjs [--starts 5] [--loops 15] [--commits 3000] [--files 1500]
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { makeHistoryRepo, makeSmallRepo } from './sandbox-repos.mjs';
+
+// ---- settings ---------------------------------------------------------------
+const counts = (() => {
+  const positive = { starts: 5, loops: 15, commits: 3000, files: 1500 };
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: Object.fromEntries(Object.keys(positive).map((k) => [k, { type: 'string' }])),
+    }));
+  } catch (err) {
+    console.error(`bench/sandbox.mjs: ${err.message}; options: --starts N --loops N --commits N --files N`);
+    process.exit(2);
+  }
+  for (const [k, v] of Object.entries(values)) {
+    if (!/^[1-9][0-9]*$/.test(v)) {
+      console.error(`bench/sandbox.mjs: --${k} must be a positive whole number (got '${v}')`);
+      process.exit(2);
+    }
+    positive[k] = Number(v);
+  }
+  return positive;
+})();
 
 const dist = join(import.meta.dirname, '..', 'dist');
+const scriptsDir = join(import.meta.dirname, '..', 'share', 'sandbox', 'scripts');
+if (!existsSync(join(dist, 'core', 'run', 'home.js'))) {
+  console.error('bench/sandbox.mjs: dist/ has no core/run/home.js; run npm run build first');
+  process.exit(2);
+}
 const { DockerSandbox } = await import(join(dist, 'plugins/sandbox-docker/sandbox.js'));
+const { autoCpus, PIDS_LIMIT, sandboxUser } = await import(join(dist, 'plugins/sandbox-docker/container-config.js'));
+const { BUNDLE_MAX_BYTES } = await import(join(dist, 'plugins/sandbox-docker/session.js'));
+const { configGet, createBundle, hostGitArgv, mergeBase, revParse } = await import(join(dist, 'core/git/host-git.js'));
+const { bringHome } = await import(join(dist, 'core/run/home.js'));
+const portFile = join(dist, 'core/git/port.js');
+const gitPort = existsSync(portFile) ? (await import(portFile)).hostGitPort : null;
+/** core/run/home.ts bringHome; since the HostGit port it takes the port second (the kernel binds core/git's). */
+const homecoming = (ctx, session, o) =>
+  bringHome.length >= 4 ? bringHome(ctx, gitPort, session, o) : bringHome(ctx, session, o);
+const { SYSTEM_PROMPT } = await import(join(dist, 'core/run/session.js'));
+const { writeHostFile } = await import(join(dist, 'core/fs/host-file.js'));
 
-const loops = Number(process.argv[2] ?? 20);
-const starts = Number(process.argv[3] ?? 5);
-const image = process.env.CHALK_IMAGE || 'chalk-sandbox:local';
+const IMAGE = process.env.CHALK_IMAGE || 'chalk-sandbox:local';
+/** The CHALK_TMPFS_SIZE and CHALK_SANDBOX_MEM_MB defaults. */
+const TMPFS = '4g';
+const MEMORY_MB = 2048;
+const TICKET = 'BEN-1';
+const BRANCH = `chalk/${TICKET}`;
+const SPEC = `specs/${TICKET}.md`;
+const NOTES = `specs/${TICKET}.notes.md`;
+const SYSTEM = readFileSync(join(import.meta.dirname, '..', 'share', 'prompts', 'system.md'), 'utf8');
+const AUTHOR = { name: 'Bench Person', email: 'bench@example.com' };
+const shipped = (name) => readFileSync(join(scriptsDir, `${name}.sh`), 'utf8');
 
-const sh = (cmd, args, cwd) =>
-  execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
-const docker = (...args) => {
-  const r = spawnSync('docker', args, { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`docker ${args[0]} failed: ${r.stderr}`);
-  return r.stdout.trim();
-};
+// The scripts BEFORE ran (share/sandbox/scripts at 9b2272d^), verbatim but for comments.
+const OLD_CLONE = `set -euo pipefail
+if ((BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 2))); then
+  echo "bash \${BASH_VERSINFO[0]}.\${BASH_VERSINFO[1]}" >&2
+  exit 97
+fi
+command -v git >/dev/null || { echo "no git" >&2; exit 98; }
+git config --global --add safe.directory '*'
+git config --global user.name "$AUTHOR_NAME"
+git config --global user.email "$AUTHOR_EMAIL"
+git config --global init.defaultBranch main
+git config --global advice.detachedHead false
+rm -rf /work/repo
+git clone --quiet --shared --branch "$BRANCH" /src.git /work/repo
+git -C /work/repo rev-parse HEAD`;
+const OLD_EXPORT = `set -euo pipefail
+cd /work/repo
+rm -f /chalk/out.bundle
+{ read -r head; read -r base; } < <(git rev-parse HEAD "$BASE^{commit}")
+[ -n "\${base:-}" ] || { echo "export: $BASE is not a commit in the sandbox" >&2; exit 1; }
+[ "$head" = "$base" ] && exit 0
+git bundle create --quiet /chalk/out.bundle "$BASE..HEAD"
+echo "$head"`;
+
+// ---- helpers ----------------------------------------------------------------
 const now = () => Number(process.hrtime.bigint()) / 1e6;
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const rotate = (xs, i) => xs.map((_, k) => xs[(k + i) % xs.length]);
 
-function makeRepo(label) {
-  const dir = mkdtempSync(join(tmpdir(), `chalk-bench-sbx-${label}-`));
-  const root = join(dir, `bench${label}`);
-  mkdirSync(root);
-  const git = (...a) => sh('git', a, root);
-  git('init', '-q', '-b', 'main');
-  git('config', 'user.name', 'Bench');
-  git('config', 'user.email', 'bench@example.com');
-  // A repository with some body: 200 files.
-  for (let i = 0; i < 200; i++) writeFileSync(join(root, `f${i}.txt`), `file ${i}\n`.repeat(50));
-  git('add', '-A');
-  git('commit', '-q', '-m', 'initial');
-  git('checkout', '-q', '-b', 'chalk/BEN-1');
-  const io = join(dir, 'io');
-  mkdirSync(io);
-  if (process.getuid?.() === 0) execFileSync('chown', ['10001:10001', io]);
-  return { dir, root, io, git, repo: `bench${label}` };
+/** Runs a command to the end; its trimmed stdout, or throws with its last stderr line. */
+function run(cmd, args, o = {}) {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...o });
+  if (r.status !== 0) {
+    const why = (r.stderr || r.error?.message || '').trim().split('\n').pop();
+    throw new Error(`${cmd} ${args.slice(0, 2).join(' ')} failed (exit ${r.status}): ${why}`);
+  }
+  return (r.stdout ?? '').trim();
+}
+const docker = (...args) => run('docker', args);
+/** `docker exec` of a script with its arguments in env: `bash -c SCRIPT NAME ARGS...`. */
+const dexec = (c, o) =>
+  run(
+    'docker',
+    [
+      'exec',
+      ...(o.stdinFd === undefined ? [] : ['-i']),
+      ...(o.user ? ['-u', o.user] : []),
+      '-w',
+      o.cwd ?? '/work/repo',
+      ...Object.entries(o.env ?? {}).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+      c,
+      'bash',
+      '-c',
+      o.script,
+      o.name ?? 'bench',
+      ...(o.args ?? []),
+    ],
+    o.stdinFd === undefined ? {} : { stdio: [o.stdinFd, 'pipe', 'pipe'] },
+  );
+const git = (cwd, ...args) => run('git', args, { cwd });
+/** Host git with the harness's safety settings (hooks off, no fsmonitor, no external diff), as AFTER runs it. */
+const safeGit = (cwd, ...args) => run('git', hostGitArgv(args), { cwd });
+
+// ---- what the bench starts, and stops whatever happens ----------------------
+const work = mkdtempSync(join(tmpdir(), 'chalk-bench-sbx-'));
+const benchLabel = `chalk.bench=${process.pid}`;
+const sandbox = new DockerSandbox({ image: IMAGE, tmpfsSize: TMPFS, telemetry: null, env: {}, handleSignals: false });
+const harnessRepos = new Set();
+let cleaned = false;
+async function cleanup() {
+  if (cleaned) return;
+  cleaned = true;
+  await sandbox.closeAll().catch(() => undefined);
+  for (const repo of harnessRepos) await sandbox.removeLeftovers({ repo }).catch(() => undefined);
+  const left = spawnSync('docker', ['ps', '-aq', '--filter', `label=${benchLabel}`], { encoding: 'utf8' });
+  const ids = (left.stdout ?? '').split('\n').filter(Boolean);
+  if (ids.length) spawnSync('docker', ['rm', '-f', ...ids], { stdio: 'ignore' });
+  rmSync(work, { recursive: true, force: true });
+}
+for (const [sig, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+]) {
+  process.on(sig, () => {
+    cleanup().finally(() => process.exit(code));
+  });
 }
 
-const sandbox = new DockerSandbox({ image, tmpfsSize: '512m', telemetry: null, env: {}, handleSignals: true });
-const user = process.getuid?.() === 0 ? '10001:10001' : `${process.getuid()}:${process.getgid()}`;
+const engineCpus = Number(docker('info', '--format', '{{.NCPU}}')) || 4;
+const CPUS = autoCpus(engineCpus);
+const USER = sandboxUser();
+let seq = 0;
+/** A run's own directory (the io dir BEFORE bind-mounted; AFTER's host-side bundles). */
+function runDir() {
+  const dir = join(work, `run-${seq++}`);
+  mkdirSync(join(dir, 'io'), { recursive: true });
+  // BEFORE's sandbox user wrote its bundle into the bind-mounted io dir.
+  if (process.getuid?.() === 0) execFileSync('chown', ['10001:10001', join(dir, 'io')]);
+  return dir;
+}
+const handName = () => `chalk-bench-${process.pid}-${seq++}`;
+const hardening = [
+  '--label',
+  benchLabel,
+  '--init',
+  '--user',
+  USER,
+  '--cap-drop',
+  'ALL',
+  '--security-opt',
+  'no-new-privileges',
+  '-e',
+  'HOME=/home/chalk',
+];
 
-/** The container the harness would start, started by hand with the docker CLI (same flags). */
-function startHandContainer(name, r) {
+// ---- the three ways to start a sandbox and clone the ticket branch ----------
+/** BEFORE, by hand: the old container (binds, no limits but pids) and the old clone script. */
+function startBefore(repo) {
+  const dir = runDir();
+  const name = handName();
+  const t0 = now();
+  writeFileSync(join(dir, 'io', SYSTEM_PROMPT), SYSTEM);
   docker(
     'run',
     '-d',
     '--name',
     name,
-    '--init',
-    '--user',
-    user,
-    '--cap-drop',
-    'ALL',
-    '--security-opt',
-    'no-new-privileges',
+    ...hardening,
     '--tmpfs',
-    '/work:rw,exec,mode=1777,size=512m',
+    `/work:rw,exec,mode=1777,size=${TMPFS}`,
     '--tmpfs',
     '/home/chalk:rw,exec,mode=1777,size=1g',
+    '--pids-limit',
+    '4096',
     '-v',
-    `${join(r.root, '.git')}:/src.git:ro`,
+    `${join(repo.root, '.git')}:/src.git:ro`,
     '-v',
-    `${r.io}:/chalk`,
-    '-e',
-    'HOME=/home/chalk',
-    image,
+    `${join(dir, 'io')}:/chalk:rw`,
+    IMAGE,
     'sleep',
     'infinity',
   );
+  dexec(name, {
+    script: OLD_CLONE,
+    cwd: '/work',
+    env: { BRANCH, AUTHOR_NAME: AUTHOR.name, AUTHOR_EMAIL: AUTHOR.email },
+  });
+  return { ms: now() - t0, c: { name, io: join(dir, 'io') }, stop: () => docker('rm', '-f', name) };
 }
 
-// ---- 1. start + clone -------------------------------------------------------
-const startHarness = [];
-const startHand = [];
-for (let i = 0; i < starts; i++) {
-  {
-    const r = makeRepo(`h${i}`);
-    const t0 = now();
-    const s = await sandbox.open({
-      repo: r.repo,
-      gitDir: join(r.root, '.git'),
-      ticket: 'BEN-1',
-      runId: `b${i}`,
-      branch: 'chalk/BEN-1',
-      ioDir: r.io,
+/** AFTER, the harness: what core/run/session.ts openSandbox does, piece by piece (no hooks, no prompt templating). */
+async function startAfter(repo) {
+  const dir = runDir();
+  const t0 = now();
+  writeHostFile(join(dir, 'io', SYSTEM_PROMPT), SYSTEM);
+  const base = await revParse(repo.root, 'HEAD');
+  const baseCommit =
+    (await mergeBase(repo.root, { a: 'origin/main', b: base })) ?? (await mergeBase(repo.root, { a: 'main', b: base }));
+  const source = join(dir, 'run.in.bundle');
+  await createBundle({ cwd: repo.root, ref: `refs/heads/${BRANCH}`, out: source });
+  const author = {
+    name: (await configGet(repo.root, 'user.name')) || 'Chalk Agent',
+    email: (await configGet(repo.root, 'user.email')) || 'chalk@localhost',
+  };
+  const t1 = now();
+  const name = `bench${process.pid}x${seq++}`;
+  harnessRepos.add(name);
+  const session = await sandbox.open({
+    repo: name,
+    source,
+    ticket: TICKET,
+    runId: `bench-${seq}`,
+    branch: BRANCH,
+    ...(baseCommit ? { baseBranch: { name: 'main', commit: baseCommit } } : {}),
+    author,
+  });
+  const t2 = now();
+  await session.clone();
+  const t3 = now();
+  await session.putFile(SYSTEM_PROMPT, SYSTEM);
+  const t4 = now();
+  const bundleMb = statSync(source).size / 2 ** 20;
+  rmSync(source, { force: true });
+  const ctx = {
+    root: repo.root,
+    repo: name,
+    branch: BRANCH,
+    ticket: TICKET,
+    spec: SPEC,
+    paths: { io: join(dir, 'io') },
+  };
+  return {
+    ms: t4 - t0,
+    parts: { host: t1 - t0, open: t2 - t1, clone: t3 - t2, put: t4 - t3 },
+    bundleMb,
+    session,
+    ctx,
+    stop: () => session.stop(),
+  };
+}
+
+/** AFTER, by hand: the same container (docker CLI), the same bundle (host git), the shipped scripts. */
+function startAfterByHand(repo) {
+  const dir = runDir();
+  const name = handName();
+  const t0 = now();
+  writeFileSync(join(dir, 'io', SYSTEM_PROMPT), SYSTEM);
+  const source = join(dir, 'run.in.bundle');
+  git(repo.root, 'bundle', 'create', '-q', source, `refs/heads/${BRANCH}`);
+  git(repo.root, 'bundle', 'list-heads', source);
+  const base = git(repo.root, 'merge-base', 'main', 'HEAD');
+  const tmpfs = [
+    `/work:rw,exec,nosuid,nodev,mode=1777,size=${TMPFS}`,
+    '/home/chalk:rw,exec,nosuid,nodev,mode=1777,size=1g',
+    '/tmp:rw,exec,nosuid,nodev,mode=1777,size=1g',
+    '/var/tmp:rw,nosuid,nodev,mode=1777,size=256m',
+    '/chalk:rw,noexec,nosuid,nodev,mode=0755,size=16m',
+  ];
+  docker(
+    'run',
+    '-d',
+    '--name',
+    name,
+    ...hardening,
+    '--read-only',
+    ...tmpfs.flatMap((t) => ['--tmpfs', t]),
+    '--memory',
+    `${MEMORY_MB}m`,
+    '--memory-swap',
+    `${MEMORY_MB}m`,
+    '--cpus',
+    String(CPUS),
+    '--pids-limit',
+    String(PIDS_LIMIT),
+    IMAGE,
+    'sleep',
+    'infinity',
+  );
+  const mainPid = dexec(name, { script: 'cat /proc/1/task/1/children', cwd: '/' }).split(/\s+/)[0];
+  const fd = openSync(source, 'r');
+  try {
+    dexec(name, {
+      script: shipped('clone'),
+      cwd: '/work',
+      stdinFd: fd,
+      env: { BRANCH, AUTHOR_NAME: AUTHOR.name, AUTHOR_EMAIL: AUTHOR.email, BASE_NAME: 'main', BASE_COMMIT: base },
     });
-    await s.clone();
-    startHarness.push(now() - t0);
-    await s.stop();
-    rmSync(r.dir, { recursive: true, force: true });
+  } finally {
+    closeSync(fd);
   }
-  {
-    const r = makeRepo(`m${i}`);
-    const name = `chalk-bench-hand-${process.pid}-${i}`;
-    const t0 = now();
-    startHandContainer(name, r);
-    docker(
-      'exec',
-      name,
-      'bash',
-      '-c',
-      "git config --global --add safe.directory '*' && git clone -q --shared --branch chalk/BEN-1 /src.git /work/repo",
+  const put = openSync(join(dir, 'io', SYSTEM_PROMPT), 'r');
+  try {
+    dexec(name, { script: shipped('put-file'), cwd: '/', user: '0:0', stdinFd: put, env: { NAME: SYSTEM_PROMPT } });
+  } finally {
+    closeSync(put);
+  }
+  rmSync(source, { force: true });
+  return { ms: now() - t0, c: { name, io: join(dir, 'io'), mainPid }, stop: () => docker('rm', '-f', name) };
+}
+
+// ---- one loop's git work, three ways ---------------------------------------
+/** The agent's edit (not timed): a line appended to three files and a new file. */
+const editCommand = (files, i) =>
+  [0, 1, 2].map((k) => `printf 'loop ${i}\\n' >> '${files[(i * 7 + k * 131) % files.length]}'`).join(' && ') +
+  ` && echo new > n${i}.txt`;
+
+function commitByHand(c, i) {
+  return dexec(c.name, { script: shipped('commit'), env: { MESSAGE: `chalk(${TICKET}): continue, loop ${i}` } });
+}
+const treeByHand = (c) => dexec(c.name, { script: shipped('tree-id'), env: { EXCLUDE: NOTES } });
+
+/** BEFORE: the bundle into the bind-mounted io dir, host git fetches it and fast-forwards. */
+function homeBefore(c, repo, base) {
+  dexec(c.name, { script: OLD_EXPORT, env: { BASE: base } });
+  git(repo.root, 'fetch', '--quiet', '--no-tags', join(c.io, 'out.bundle'), 'HEAD');
+  git(repo.root, 'merge', '--ff-only', '--quiet', 'FETCH_HEAD');
+  return git(repo.root, 'rev-parse', 'HEAD');
+}
+
+/** AFTER by hand: export in the sandbox, read back with read-file.sh's checks, then importBundle's and the guard's git steps. */
+function homeAfterByHand(c, repo, base) {
+  dexec(c.name, { script: shipped('export'), env: { BASE: base } });
+  const dest = join(c.io, 'out.bundle');
+  const part = `${dest}.part`;
+  const fd = openSync(part, 'wx', 0o600);
+  try {
+    const r = spawnSync(
+      'docker',
+      [
+        'exec',
+        '-w',
+        '/work/repo',
+        c.name,
+        'bash',
+        '-c',
+        shipped('read-file'),
+        'read-file',
+        '/tmp/.chalk-out/out.bundle',
+        String(BUNDLE_MAX_BYTES),
+      ],
+      { stdio: ['ignore', fd, 'pipe'], maxBuffer: 1 << 20 },
     );
-    startHand.push(now() - t0);
-    docker('rm', '-f', name);
-    rmSync(r.dir, { recursive: true, force: true });
+    if (r.status !== 0) throw new Error(`read-file failed (exit ${r.status})`);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(part, dest);
+  const root = repo.root;
+  const q = mkdtempSync(join(work, 'bundle-'));
+  try {
+    if (!lstatSync(dest).isFile()) throw new Error('the bundle is not a regular file');
+    const copy = join(q, 'in.bundle');
+    copyFileSync(dest, copy);
+    safeGit(root, 'check-ref-format', `refs/heads/${BRANCH}`);
+    safeGit(root, 'rev-parse', '--verify', '--quiet', '--end-of-options', `${base}^{commit}`);
+    safeGit(root, 'bundle', 'verify', '--quiet', copy);
+    const heads = safeGit(root, 'bundle', 'list-heads', copy).split('\n');
+    if (heads.length !== 1) throw new Error(`the bundle has ${heads.length} heads`);
+    const [sha, ref] = heads[0].split(' ');
+    // Ancestry in a quarantine repository borrowing the user's objects.
+    const objects = safeGit(root, 'rev-parse', '--path-format=absolute', '--git-path', 'objects');
+    const qr = join(q, 'quarantine.git');
+    safeGit(q, 'init', '--quiet', '--bare', '--template=', qr);
+    mkdirSync(join(qr, 'objects', 'info'), { recursive: true });
+    writeFileSync(join(qr, 'objects', 'info', 'alternates'), `${objects}\n`);
+    const fetch = ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-recurse-submodules', '--no-auto-gc'];
+    safeGit(qr, '-c', 'fetch.fsckObjects=true', ...fetch, copy, `${ref}:refs/chalk/quarantine`);
+    if (safeGit(qr, 'rev-parse', '--verify', 'refs/chalk/quarantine') !== sha) throw new Error('head mismatch');
+    safeGit(qr, 'merge-base', '--is-ancestor', base, sha);
+    safeGit(root, 'symbolic-ref', '--quiet', '--short', 'HEAD');
+    safeGit(root, 'rev-parse', '--verify', 'HEAD');
+    // Into a temporary ref, ancestry again, the guard's reads of the tip, the fast-forward.
+    const incoming = `refs/chalk/incoming/bench${seq++}`;
+    safeGit(root, '-c', 'fetch.fsckObjects=true', ...fetch, copy, `${ref}:${incoming}`);
+    const tip = safeGit(root, 'rev-parse', '--verify', incoming);
+    safeGit(root, 'merge-base', '--is-ancestor', base, tip);
+    safeGit(root, 'diff', '--name-only', '-z', '--no-renames', base, tip, '--');
+    for (const rev of [base, tip]) {
+      const blob = safeGit(root, 'ls-tree', '-z', rev, '--', SPEC).split(/\s/)[2];
+      safeGit(root, 'cat-file', 'blob', blob);
+    }
+    spawnSync('git', hostGitArgv(['config', '--get', '--', 'core.hooksPath']), { cwd: root });
+    safeGit(root, 'merge', '--ff-only', '--quiet', '--no-stat', tip);
+    safeGit(root, 'update-ref', '-d', incoming);
+    return safeGit(root, 'rev-parse', '--verify', 'HEAD');
+  } finally {
+    rmSync(q, { recursive: true, force: true });
   }
 }
 
-// ---- 2. per-loop overhead ---------------------------------------------------
-const h = makeRepo('loop-h');
-const s = await sandbox.open({
-  repo: h.repo,
-  gitDir: join(h.root, '.git'),
-  ticket: 'BEN-2',
-  runId: 'loop',
-  branch: 'chalk/BEN-1',
-  ioDir: h.io,
-});
-await s.clone();
-const m = makeRepo('loop-m');
-const hand = `chalk-bench-hand-loop-${process.pid}`;
-startHandContainer(hand, m);
-docker(
-  'exec',
-  hand,
-  'bash',
-  '-c',
-  "git config --global --add safe.directory '*' && git config --global user.name B && git config --global user.email b@b && git clone -q --shared --branch chalk/BEN-1 /src.git /work/repo",
-);
+// ---- the measurements -------------------------------------------------------
+const VARIANTS = ['before', 'after', 'hand'];
 
-const loopHarness = [];
-const loopHand = [];
-let baseH = h.git('rev-parse', 'HEAD');
-let baseM = m.git('rev-parse', 'HEAD');
+async function measureStarts(repo, label) {
+  const ms = { before: [], after: [], hand: [] };
+  const parts = [];
+  let bundleMb = 0;
+  for (let i = 0; i < counts.starts; i++) {
+    for (const v of rotate(VARIANTS, i)) {
+      const s = v === 'before' ? startBefore(repo) : v === 'after' ? await startAfter(repo) : startAfterByHand(repo);
+      try {
+        ms[v].push(s.ms);
+        if (v === 'after') {
+          parts.push(s.parts);
+          bundleMb = s.bundleMb;
+        }
+      } finally {
+        await s.stop();
+      }
+    }
+  }
+  const part = (k) => median(parts.map((p) => p[k]));
+  return {
+    label,
+    ms,
+    bundleMb,
+    detail: `after's start, ${label}: host (rev-parse, merge-base, createBundle) ${fmt(part('host'))}, open ${fmt(part('open'))}, clone ${fmt(part('clone'))}, system prompt ${fmt(part('put'))}`,
+  };
+}
+
+/** A worktree of its own for each variant's loops (a local clone of the repository, the ticket branch checked out). */
+function ownCopy(repo, v) {
+  const root = join(work, `${v}-${seq++}`, repo.name);
+  git(work, 'clone', '-q', '--branch', BRANCH, repo.root, root);
+  git(root, 'branch', '-q', 'main', 'origin/main');
+  git(root, 'config', 'user.name', AUTHOR.name);
+  git(root, 'config', 'user.email', AUTHOR.email);
+  return { ...repo, root };
+}
+
+async function measureLoops(repo, label) {
+  const steps = ['commit', 'home', 'tree', 'reap'];
+  const ms = Object.fromEntries(VARIANTS.map((v) => [v, Object.fromEntries(steps.map((s) => [s, []]))]));
+  const copies = Object.fromEntries(VARIANTS.map((v) => [v, ownCopy(repo, v)]));
+  const started = {};
+  try {
+    started.before = startBefore(copies.before);
+    started.after = await startAfter(copies.after);
+    started.hand = startAfterByHand(copies.hand);
+    const base = Object.fromEntries(VARIANTS.map((v) => [v, git(copies[v].root, 'rev-parse', 'HEAD')]));
+    for (let i = 0; i < counts.loops; i++) {
+      const trees = {};
+      for (const v of rotate(VARIANTS, i)) {
+        const s = started[v];
+        const r = copies[v];
+        const t = ms[v];
+        const edit = editCommand(repo.files, i);
+        if (v === 'after') {
+          const e = await s.session.exec(edit);
+          if (e.exitCode !== 0) throw new Error(`the edit failed in the sandbox: ${e.stderr.trim()}`);
+          let t0 = now();
+          await s.session.commitAll(`chalk(${TICKET}): continue, loop ${i}`);
+          t.commit.push(now() - t0);
+          t0 = now();
+          const home = await homecoming(s.ctx, s.session, {
+            base: base[v],
+            target: { kind: 'fast-forward', branch: BRANCH },
+            textbook: '.chalk/textbook.md',
+          });
+          if (home.kind !== 'home')
+            throw new Error(`bringHome: ${home.kind} ${home.reason ?? home.verdict?.reason ?? ''}`);
+          base[v] = home.head;
+          t.home.push(now() - t0);
+          t0 = now();
+          trees[v] = await s.session.treeId([NOTES]);
+          t.tree.push(now() - t0);
+          t0 = now();
+          await s.session.reapStrays();
+          t.reap.push(now() - t0);
+        } else {
+          dexec(s.c.name, { script: edit });
+          let t0 = now();
+          commitByHand(s.c, i);
+          t.commit.push(now() - t0);
+          t0 = now();
+          base[v] = v === 'before' ? homeBefore(s.c, r, base[v]) : homeAfterByHand(s.c, r, base[v]);
+          t.home.push(now() - t0);
+          t0 = now();
+          trees[v] = treeByHand(s.c);
+          t.tree.push(now() - t0);
+          if (v === 'hand') {
+            t0 = now();
+            dexec(s.c.name, { script: shipped('reap'), name: 'reap', args: [s.c.mainPid || '0'], cwd: '/' });
+            t.reap.push(now() - t0);
+          }
+        }
+      }
+      if (new Set(Object.values(trees)).size !== 1)
+        throw new Error(`loop ${i}: the tree ids differ: ${JSON.stringify(trees)}`);
+    }
+    // Every variant brought every loop home as a fast-forward, to the same tree.
+    const start = Number(git(repo.root, 'rev-list', '--count', 'HEAD'));
+    const homeTrees = new Set();
+    for (const v of VARIANTS) {
+      const n = Number(git(copies[v].root, 'rev-list', '--count', 'HEAD'));
+      if (n !== start + counts.loops) throw new Error(`${v}: ${n - start} commits came home, not ${counts.loops}`);
+      if (git(copies[v].root, 'rev-list', '--merges', '--count', 'HEAD') !== '0')
+        throw new Error(`${v}: a merge came home`);
+      homeTrees.add(git(copies[v].root, 'rev-parse', 'HEAD^{tree}'));
+    }
+    if (homeTrees.size !== 1) throw new Error('the variants brought different trees home');
+  } finally {
+    for (const s of Object.values(started)) await s.stop();
+  }
+  const total = (v) => ms[v].commit.map((_, k) => steps.reduce((sum, s) => sum + (ms[v][s][k] ?? 0), 0));
+  return { label, ms, total: Object.fromEntries(VARIANTS.map((v) => [v, total(v)])) };
+}
+
+// ---- output -----------------------------------------------------------------
+const fmt = (x) => (x === undefined || Number.isNaN(x) ? '-' : `${x.toFixed(0)} ms`);
+const ratio = (a, b) => (a === undefined || b === undefined || !b ? '-' : `${(a / b).toFixed(2)}x`);
+const med = (xs) => (xs?.length ? median(xs) : undefined);
+const header = `${''.padEnd(30)}${'before'.padStart(10)}${'after'.padStart(10)}${'after by hand'.padStart(15)}${'after/before'.padStart(14)}${'harness/hand'.padStart(14)}`;
+function row(label, before, after, hand) {
+  const [b, a, h] = [med(before), med(after), med(hand)];
+  return `${label.padEnd(30)}${fmt(b).padStart(10)}${fmt(a).padStart(10)}${fmt(h).padStart(15)}${ratio(a, b).padStart(14)}${ratio(a, h).padStart(14)}`;
+}
+
 try {
-  for (let i = 0; i < loops; i++) {
-    // The agent's edit (not timed).
-    await s.exec(`echo "loop ${i}" >> f${i % 200}.txt && echo new > n${i}.txt`);
-    let t0 = now();
-    await s.commitAll(`chalk(BEN-2): continue, loop ${i}`);
-    baseH = (await s.bringHome(baseH, h.root)) ?? baseH;
-    await s.treeId(['specs/*.notes.md']);
-    loopHarness.push(now() - t0);
-
-    docker(
-      'exec',
-      '-w',
-      '/work/repo',
-      hand,
-      'bash',
-      '-c',
-      `echo "loop ${i}" >> f${i % 200}.txt && echo new > n${i}.txt`,
-    );
-    t0 = now();
-    docker('exec', '-w', '/work/repo', hand, 'bash', '-c', `git add -A && git commit -q -m "loop ${i}"`);
-    docker('exec', '-w', '/work/repo', hand, 'git', 'bundle', 'create', '-q', '/chalk/out.bundle', `${baseM}..HEAD`);
-    sh('git', ['fetch', '-q', '--no-tags', join(m.io, 'out.bundle'), 'HEAD'], m.root);
-    sh('git', ['merge', '--ff-only', '-q', 'FETCH_HEAD'], m.root);
-    baseM = sh('git', ['rev-parse', 'HEAD'], m.root);
-    docker(
-      'exec',
-      '-w',
-      '/work/repo',
-      hand,
-      'bash',
-      '-c',
-      "cp .git/index .git/fp && GIT_INDEX_FILE=.git/fp git add -A -- . ':(exclude)specs/*.notes.md' && GIT_INDEX_FILE=.git/fp git write-tree",
-    );
-    loopHand.push(now() - t0);
+  const t0 = now();
+  const small = {
+    name: `small${process.pid}`,
+    ...makeSmallRepo(join(work, 'src-small', `small${process.pid}`), TICKET),
+  };
+  const big = {
+    name: `big${process.pid}`,
+    ...(await makeHistoryRepo(join(work, 'src-big', `big${process.pid}`), {
+      ticket: TICKET,
+      commits: counts.commits,
+      files: counts.files,
+    })),
+  };
+  const generated = now() - t0;
+  const starts = [];
+  const loops = [];
+  for (const [repo, label] of [
+    [small, 'small'],
+    [big, 'big'],
+  ]) {
+    starts.push(await measureStarts(repo, label));
+    loops.push(await measureLoops(repo, label));
   }
-  // Both sides really brought every loop home as a fast-forward.
-  for (const r of [h, m]) {
-    const n = Number(r.git('rev-list', '--count', 'HEAD'));
-    if (n !== loops + 1) throw new Error(`${r.repo}: expected ${loops + 1} commits on the branch, found ${n}`);
+  const sBig = starts[1];
+  console.log(
+    `sandbox bench: ${IMAGE}, engine ${engineCpus} CPUs (AFTER's limits: ${CPUS} CPU, ${MEMORY_MB} MiB); ` +
+      `medians of ${counts.starts} starts and ${counts.loops} loops per repository, runs alternated`,
+  );
+  console.log(
+    `repositories: small 200 files, 1 commit; big ${big.fileCount} files, ${big.commitCount} commits, ` +
+      `${big.packMb.toFixed(1)} MB packed, ${sBig.bundleMb.toFixed(1)} MB bundle (generated in ${(generated / 1000).toFixed(1)} s)`,
+  );
+  console.log(header);
+  for (const s of starts) console.log(row(`start + clone, ${s.label}`, s.ms.before, s.ms.after, s.ms.hand));
+  for (const s of starts) console.log(`  ${s.detail}`);
+  const names = { commit: 'commit', home: 'bring home', tree: 'tree id', reap: 'reap strays' };
+  for (const l of loops) {
+    for (const [k, name] of Object.entries(names)) {
+      console.log(row(`loop ${name}, ${l.label}`, l.ms.before[k], l.ms.after[k], l.ms.hand[k]));
+    }
+    console.log(row(`loop total, ${l.label}`, l.total.before, l.total.after, l.total.hand));
   }
+  const delta = (a, b) =>
+    `${med(a) - med(b) >= 0 ? '+' : ''}${(med(a) - med(b)).toFixed(0)} ms (${ratio(med(a), med(b))})`;
+  const [ss, sb] = starts;
+  const [ls, lb] = loops;
+  console.log(
+    `what the safety costs: start + clone ${delta(ss.ms.after, ss.ms.before)} small, ${delta(sb.ms.after, sb.ms.before)} big; ` +
+      `per loop ${delta(ls.total.after, ls.total.before)} small, ${delta(lb.total.after, lb.total.before)} big; ` +
+      `of which the design (by hand, after vs before): start ${delta(sb.ms.hand, sb.ms.before)} big, loop ${delta(lb.total.hand, lb.total.before)} big`,
+  );
 } finally {
-  await s.stop();
-  docker('rm', '-f', hand);
-  rmSync(h.dir, { recursive: true, force: true });
-  rmSync(m.dir, { recursive: true, force: true });
+  await cleanup();
 }
-
-const fmt = (x) => `${x.toFixed(0)} ms`;
-const row = (label, a, b) =>
-  `${label.padEnd(28)} harness ${fmt(median(a)).padStart(8)}   by hand ${fmt(median(b)).padStart(8)}   ratio ${(median(a) / median(b)).toFixed(2)}`;
-console.log(`sandbox bench: image ${image}, ${starts} starts, ${loops} loops (medians)`);
-console.log(row('start + clone', startHarness, startHand));
-console.log(row('per loop (commit..tree id)', loopHarness, loopHand));
