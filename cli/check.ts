@@ -15,7 +15,13 @@ export default class CheckCommand extends Command {
     const { kernel, root } = await kernelContext();
     const deps = depsFromKernel(kernel);
     try {
-      const { ctx, outcome } = await checkTicket(deps, { root });
+      const { ctx, outcome } = await checkTicket(deps, {
+        root,
+        atExit: (release) => {
+          process.once('exit', release);
+          return () => process.off('exit', release);
+        },
+      });
       if (outcome === 'fail') throw new UserError(`${ctx.spec} is not ready for an agent`, SPEC_BLOCKED_EXIT);
       return 0;
     } finally {

@@ -6,6 +6,7 @@ import { depsFromKernel } from '../core/run/deps.js';
 import { detachRun } from '../core/run/detach.js';
 import { runTicket, SPEC_BLOCKED_EXIT } from '../core/run/run-ticket.js';
 import { commandContext, kernelContext } from './context.js';
+import { runEdge } from './run-edge.js';
 
 export default class RunCommand extends Command {
   static override paths = [['run']];
@@ -32,8 +33,15 @@ export default class RunCommand extends Command {
     refuseLiveRun(ctx.paths, ctx.ticket);
     const { kernel } = await kernelContext(base);
     const deps = depsFromKernel(kernel);
+    const edge = runEdge();
     try {
-      const r = await runTicket(deps, { root: base.root, ctx });
+      const r = await runTicket(deps, {
+        root: base.root,
+        ctx,
+        signal: edge.signal,
+        onInterrupt: edge.onInterrupt,
+        atExit: edge.atExit,
+      });
       if (r.outcome.kind === 'spec-blocked') {
         throw new UserError(
           `rewrite the checkpoints in ${ctx.spec} and commit, or set CHALK_SPEC_CHECK=false to skip this check`,
@@ -41,7 +49,13 @@ export default class RunCommand extends Command {
         );
       }
       return r.exitCode;
+    } catch (err) {
+      // Stopped by a signal: the exit code says so; the sandbox's handlers (or the edge) exit.
+      const code = edge.interruptedCode();
+      if (code !== null) return code;
+      throw err;
     } finally {
+      edge.close();
       await deps.store.close().catch(() => undefined);
     }
   }

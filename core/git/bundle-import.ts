@@ -5,6 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import {
+  BundleImportError,
+  type BundleRejection,
+  type BundleTarget,
+  type ImportBundleOptions,
+  type ImportedBundle,
+} from '../ports/host-git.js';
+import {
   bundleHeads,
   currentBranchName,
   hostGit,
@@ -19,59 +26,13 @@ import {
 /** The default cap on a sandbox's bundle. */
 export const BUNDLE_MAX_BYTES = 512 * 1024 * 1024;
 
-/** Why a bundle was refused. */
-export type BundleRejection =
-  | 'missing'
-  | 'not-a-file'
-  | 'too-large'
-  | 'unverified'
-  | 'heads'
-  | 'not-descendant'
-  | 'head-moved'
-  | 'bad-target'
-  | 'inspected'
-  | 'git';
-
-/** A refused bundle: one readable line; nothing was changed in the repository. */
-export class BundleImportError extends Error {
-  override name = 'BundleImportError';
-  constructor(
-    readonly reason: BundleRejection,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * Where the bundle's commits go: fast-forward the checked-out `branch` (which
- * must still be at `base`), or a new branch `detention/...` that must not exist.
- */
-export type BundleTarget = { kind: 'fast-forward'; branch: string } | { kind: 'branch'; name: string };
-
-export interface ImportBundleOptions {
-  /** The worktree (the ticket branch is checked out here). */
-  cwd: string;
-  /** The bundle's host path (in a host directory the sandbox cannot reach). */
-  bundle: string;
-  /** The commit the sandbox started from: the bundle's tip must descend from it. */
-  base: string;
-  target: BundleTarget;
-  /** Default BUNDLE_MAX_BYTES (512 MiB). */
-  maxBytes?: number;
-  /**
-   * Looks at the tip (fetched, not yet moved to) with host git before any ref
-   * moves; a returned line refuses the import (`inspected`; the loop's guard uses this).
-   */
-  inspect?: (tip: string) => Promise<string | null>;
-}
-
-export interface ImportedBundle {
-  /** The bundle's tip: the new HEAD, or the new branch's tip. */
-  tip: string;
-  /** The ref that now points at `tip` (`refs/heads/...`). */
-  ref: string;
-}
+export {
+  BundleImportError,
+  type BundleRejection,
+  type BundleTarget,
+  type ImportBundleOptions,
+  type ImportedBundle,
+} from '../ports/host-git.js';
 
 const refuse = (reason: BundleRejection, message: string) => new BundleImportError(reason, message);
 const short = (sha: string) => sha.slice(0, 12);

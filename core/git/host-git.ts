@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { linkSync, lstatSync, mkdtempSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import type { CreatedBundle } from '../ports/host-git.js';
 import { type RunOptions, type RunResult, run } from '../process/run.js';
 
 /**
@@ -227,14 +228,7 @@ export async function bundleHeads(cwd: string, file: string): Promise<{ sha: str
   });
 }
 
-export interface CreatedBundle {
-  /** The bundle's path (`out`). */
-  out: string;
-  /** The commit the bundle's one head points at. */
-  head: string;
-  /** The head's ref name in the bundle (`refs/heads/chalk/T-1`). */
-  ref: string;
-}
+export type { CreatedBundle } from '../ports/host-git.js';
 
 /**
  * Writes a bundle of `ref`'s full history to `out`, which must not exist yet

@@ -5,6 +5,7 @@ import type { Clock } from '../ports/clock.js';
 import type { Decider } from '../ports/decider.js';
 import type { Embedder } from '../ports/embedder.js';
 import type { Forge } from '../ports/forge.js';
+import type { HostGit } from '../ports/host-git.js';
 import type { LessonMemory } from '../ports/lesson-memory.js';
 import type { Log } from '../ports/log.js';
 import type { Sandbox } from '../ports/sandbox.js';
@@ -25,6 +26,8 @@ export const Tokens = {
   LessonMemory: 'LessonMemory' as InjectionToken<LessonMemory>,
   Clock: 'Clock' as InjectionToken<Clock>,
   Log: 'Log' as InjectionToken<Log>,
+  /** Host git on the user's repository (core/git unless a plugin or a test binds another). */
+  HostGit: 'HostGit' as InjectionToken<HostGit>,
   /** Not a port: the validated configuration of the current repository. */
   Config: 'Config' as InjectionToken<Config>,
 } as const;
@@ -40,4 +43,5 @@ export const PORT_NAMES: readonly PortName[] = [
   'LessonMemory',
   'Clock',
   'Log',
+  'HostGit',
 ];

@@ -23,7 +23,11 @@ export async function worktreeRoot(cwd = process.cwd()): Promise<string | null> 
 
 /** The main checkout's root, the same from any linked worktree (derived from git's common dir). */
 export async function mainRoot(cwd = process.cwd()): Promise<string> {
-  const common = await commonDir(cwd);
+  return checkoutOf(await commonDir(cwd));
+}
+
+/** The main checkout of a repository whose git common dir is `common`. */
+export function checkoutOf(common: string): string {
   return basename(common) === '.git' ? dirname(common) : resolve(common);
 }
 

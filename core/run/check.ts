@@ -1,5 +1,5 @@
 import type { SandboxSession } from '../ports/sandbox.js';
-import { claim } from './claim.js';
+import { type ClaimOptions, claim } from './claim.js';
 import { type RunContext, resolveContext } from './context.js';
 import type { RunDeps } from './deps.js';
 import { openSandbox, startServices } from './session.js';
@@ -11,11 +11,17 @@ import { type SpecCheckOutcome, specCheck } from './spec-check.js';
  */
 export async function checkTicket(
   deps: RunDeps,
-  opts: { root: string | null; signal?: AbortSignal },
+  opts: { root: string | null; signal?: AbortSignal; atExit?: ClaimOptions['atExit'] },
 ): Promise<{ ctx: RunContext; outcome: SpecCheckOutcome }> {
-  const ctx = await resolveContext({ root: opts.root, config: deps.config, env: deps.env, needRubric: false });
+  const ctx = await resolveContext({
+    root: opts.root,
+    config: deps.config,
+    env: deps.env,
+    needRubric: false,
+    git: deps.git,
+  });
   const log = deps.log.child(`[${ctx.ticket}] `);
-  const release = claim(ctx.paths, ctx.ticket);
+  const release = claim(ctx.paths, ctx.ticket, opts.atExit ? { atExit: opts.atExit } : {});
   const runId = `${ctx.ticket}-${Math.floor(deps.clock.now().getTime() / 1000)}`;
   let session: SandboxSession | null = null;
   try {

@@ -16,12 +16,24 @@ export function refuseLiveRun(paths: RunPaths, ticket: string, self = process.pi
   }
 }
 
+export interface ClaimOptions {
+  /** The claiming process id (default this one). */
+  self?: number;
+  /**
+   * Registers the release to run if the process exits first (the CLI's edge:
+   * `process.once('exit')`, so the sandbox's signal handlers exiting still
+   * remove the pid file); returns its unregistration.
+   */
+  atExit?: (release: () => void) => () => void;
+}
+
 /**
  * Claims the ticket for this process: writes the pid, wipes and recreates
- * `io/`, and removes the pid file again when the process exits (normally, or
- * through the sandbox's signal handlers, which exit the process).
+ * `io/`, and removes the pid file again when released (or, through `atExit`,
+ * when the process exits first).
  */
-export function claim(paths: RunPaths, ticket: string, self = process.pid): () => void {
+export function claim(paths: RunPaths, ticket: string, o: ClaimOptions = {}): () => void {
+  const self = o.self ?? process.pid;
   refuseLiveRun(paths, ticket, self);
   mkdirSync(paths.dir, { recursive: true });
   writeFileSync(paths.pid, `${self}\n`);
@@ -34,9 +46,9 @@ export function claim(paths: RunPaths, ticket: string, self = process.pid): () =
       // already gone
     }
   };
-  process.once('exit', release);
+  const forget = o.atExit?.(release) ?? (() => {});
   return () => {
-    process.off('exit', release);
+    forget();
     release();
   };
 }

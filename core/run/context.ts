@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import { CREDENTIALS, hasCredential } from '../agent/credentials.js';
 import type { Config } from '../config/config.js';
 import { UserError } from '../errors.js';
-import { statusPorcelain } from '../git/host-git.js';
+import { hostGitPort } from '../git/port.js';
 import { type RunPaths, runPaths } from '../layout.js';
-import { currentBranch, repoName, ticketFromBranch } from '../repo/git.js';
+import type { HostGit } from '../ports/host-git.js';
+import { checkoutOf, repoKey, ticketFromBranch } from '../repo/git.js';
 import { checkpoints } from '../spec/checkpoints.js';
 import { type PromptSource, promptSetHash, readTextbook, snapshotPrompts, specFile } from './prompt.js';
 
@@ -39,6 +40,8 @@ export interface ContextOptions {
   env?: NodeJS.ProcessEnv;
   /** `chalk check` needs no rubric command. */
   needRubric?: boolean;
+  /** Host git (default: core/git). */
+  git?: HostGit;
 }
 
 /**
@@ -49,8 +52,9 @@ export interface ContextOptions {
 export async function resolveContext(opts: ContextOptions): Promise<RunContext> {
   const env = opts.env ?? process.env;
   const { root, config } = opts;
+  const git = opts.git ?? hostGitPort;
   if (!root) throw new UserError('chalk run works inside a git worktree: cd into the ticket worktree');
-  const branch = (await currentBranch(root)) ?? '(detached HEAD)';
+  const branch = (await git.currentBranchName(root)) ?? '(detached HEAD)';
   const ticket = ticketFromBranch(branch);
   if (!ticket) throw new UserError(`branch '${branch}' has no ticket key (expected e.g. chalk/PROJ-123)`);
   const spec = specFile(ticket);
@@ -59,7 +63,7 @@ export async function resolveContext(opts: ContextOptions): Promise<RunContext> 
   if (checkpoints(readFileSync(specPath, 'utf8')).length === 0) {
     throw new UserError(`${spec} has no checkpoints: add '- [ ] ...' lines, one per step, and commit it`);
   }
-  const status = await statusPorcelain(root);
+  const status = await git.statusPorcelain(root);
   if (status === null || status.length > 0) {
     throw new UserError(`uncommitted changes in ${root}; commit them first (the sandbox only sees commits)`);
   }
@@ -70,7 +74,7 @@ export async function resolveContext(opts: ContextOptions): Promise<RunContext> 
   if (!hasCredential(env)) {
     throw new UserError(`no agent credentials; export one of: ${CREDENTIALS.join(' ')}`);
   }
-  const repo = await repoName(root);
+  const repo = repoKey(checkoutOf(await git.commonDir(root)));
   // The grading setup is fixed here: prompts, textbook and rubric as the run starts.
   const prompts: PromptSource = snapshotPrompts({ root });
   const textbook = readTextbook(root, config.str('CHALK_TEXTBOOK'));

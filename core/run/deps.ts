@@ -5,6 +5,7 @@ import { Tokens } from '../kernel/tokens.js';
 import type { Agent } from '../ports/agent.js';
 import type { Clock } from '../ports/clock.js';
 import type { Forge } from '../ports/forge.js';
+import type { HostGit } from '../ports/host-git.js';
 import type { Log } from '../ports/log.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import type { Store } from '../ports/store.js';
@@ -21,6 +22,8 @@ export interface RunDeps {
   forge: () => Forge;
   hooks: LoopHooks;
   clock: Clock;
+  /** Host git on the user's repository. */
+  git: HostGit;
   env: NodeJS.ProcessEnv;
 }
 
@@ -34,6 +37,7 @@ export function depsFromKernel(kernel: Kernel, env: NodeJS.ProcessEnv = process.
     forge: () => kernel.resolve(Tokens.Forge),
     hooks: kernel.hooks,
     clock: kernel.resolve(Tokens.Clock),
+    git: kernel.resolve(Tokens.HostGit),
     env,
   };
 }

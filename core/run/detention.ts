@@ -1,12 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Fingerprint } from '../fingerprint/fingerprint.js';
 import { writeHostFile } from '../fs/host-file.js';
-import { createBranch, forEachRef, revParse } from '../git/host-git.js';
 import type { DetentionFacts } from '../layout.js';
-import type { Log } from '../ports/log.js';
-import type { SandboxSession } from '../ports/sandbox.js';
-import type { RunContext } from './context.js';
-import type { RunDeps } from './deps.js';
+import type { HostGit } from '../ports/host-git.js';
 import {
   type DetentionKind,
   detentionBranch,
@@ -17,12 +13,12 @@ import {
 } from './detention-reasons.js';
 import { bringHome } from './home.js';
 import type { DetainRequest } from './policy.js';
+import type { Run } from './run.js';
 
 /** The exit code of a detained run. */
 export const DETENTION_EXIT = 3;
 
 export interface DetainInput extends DetainRequest {
-  runId: string;
   /** The last loop's fingerprint (kept with the lesson only for rubric failures). */
   fingerprint?: Fingerprint | null;
   /** Refused actions in the last loop. */
@@ -37,8 +33,8 @@ const RUBRIC_KINDS: ReadonlySet<DetentionKind> = new Set(['failed', 'repeat', 'n
 
 const readOr = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8') : '');
 
-async function existingDetentionBranches(root: string): Promise<string[]> {
-  return forEachRef(root, ['refs/heads/detention/']).catch(() => []);
+async function existingDetentionBranches(git: HostGit, root: string): Promise<string[]> {
+  return git.forEachRef(root, ['refs/heads/detention/']).catch(() => []);
 }
 
 /**
@@ -49,28 +45,23 @@ async function existingDetentionBranches(root: string): Promise<string[]> {
  * exactly one `next:`, and the `onDetain` hook.
  */
 export async function detain(
-  ctx: RunContext,
-  deps: RunDeps,
-  session: SandboxSession | null,
-  base: string,
+  run: Pick<Run, 'ctx' | 'deps' | 'session' | 'base' | 'log' | 'id'>,
   d: DetainInput,
-  log: Log,
 ): Promise<{ branch: string; lessonId: number | null }> {
+  const { ctx, deps, session, base, log } = run;
   const epoch = Math.floor(deps.clock.now().getTime() / 1000);
-  const branch = detentionBranch(ctx.ticket, epoch, await existingDetentionBranches(ctx.root));
-  const green = await revParse(ctx.root, 'HEAD');
+  const branch = detentionBranch(ctx.ticket, epoch, await existingDetentionBranches(deps.git, ctx.root));
+  const green = await deps.git.revParse(ctx.root, 'HEAD');
   let parked = false;
-  if (session) {
-    try {
-      await session.commitAll(detentionCommitMessage(ctx.ticket, d.reason), { allowEmpty: true });
-      const home = await bringHome(ctx, session, { base, target: { kind: 'branch', name: branch } });
-      if (home.kind === 'home') parked = true;
-      else if (home.kind === 'refused') log.warn(`could not bring the failed attempt home: ${home.reason}`);
-    } catch (err) {
-      log.warn(`could not bring the failed attempt home: ${err instanceof Error ? err.message : String(err)}`);
-    }
+  try {
+    await session.commitAll(detentionCommitMessage(ctx.ticket, d.reason), { allowEmpty: true });
+    const home = await bringHome(ctx, deps.git, session, { base, target: { kind: 'branch', name: branch } });
+    if (home.kind === 'home') parked = true;
+    else if (home.kind === 'refused') log.warn(`could not bring the failed attempt home: ${home.reason}`);
+  } catch (err) {
+    log.warn(`could not bring the failed attempt home: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (!parked) await createBranch(ctx.root, { name: branch, at: green });
+  if (!parked) await deps.git.createBranch(ctx.root, { name: branch, at: green });
 
   const signature = detentionSignature(d.reason, d.detail, readOr(ctx.paths.rubricLog));
   const fp = RUBRIC_KINDS.has(d.kind) && d.fingerprint?.rubric === 'failed' ? d.fingerprint : null;
@@ -80,7 +71,7 @@ export async function detain(
       repo: ctx.repo,
       ticket: ctx.ticket,
       signature,
-      runId: d.runId,
+      runId: run.id,
       fingerprint: fp?.hash ?? null,
       firstError: fp && fp.firstError !== '' ? fp.firstError : null,
     });

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { UserError } from '../errors.js';
-import { push } from '../git/host-git.js';
+import type { HostGit } from '../ports/host-git.js';
 import type { Log } from '../ports/log.js';
 import { checkpoints } from '../spec/checkpoints.js';
 import type { RunContext } from './context.js';
 import type { RunDeps } from './deps.js';
 import { buildPrBody, dollars, requestTitle } from './pr-body.js';
+import type { Run } from './run.js';
 
 /** The exit code of a run whose push was refused or whose request could not be opened. */
 export const GRADUATION_EXIT = 5;
@@ -32,9 +33,9 @@ async function ticketNumbers(ctx: RunContext, deps: RunDeps, log: Log) {
  * not even `pre-push`). On success git's `remote:` hints are dropped and anything else shown; a refused push shows everything
  * the remote said and stops the run (nothing is opened).
  */
-export async function pushBranch(ctx: RunContext, log: Log): Promise<void> {
+export async function pushBranch(ctx: RunContext, git: HostGit, log: Log): Promise<void> {
   log.info(`pushing ${ctx.branch} to origin`);
-  const r = await push(ctx.root, { remote: 'origin', branch: ctx.branch, setUpstream: true });
+  const r = await git.push(ctx.root, { remote: 'origin', branch: ctx.branch, setUpstream: true });
   const lines = `${r.stderr}${r.stdout}`.split('\n').filter((l) => l.trim() !== '');
   if (r.code !== 0) {
     // Through the log, like every line from outside: the remote's words reach no terminal raw.
@@ -51,11 +52,10 @@ export async function pushBranch(ctx: RunContext, log: Log): Promise<void> {
  * `CHALK_FORGE=none` pushes and prints the summary instead of opening anything.
  */
 export async function graduate(
-  ctx: RunContext,
-  deps: RunDeps,
-  log: Log,
+  run: Pick<Run, 'ctx' | 'deps' | 'log'>,
   opts: { reviewSummary: string },
 ): Promise<Graduation> {
+  const { ctx, deps, log } = run;
   const n = await ticketNumbers(ctx, deps, log);
   log.info(
     `all checkpoints complete (${n.loops} loop${n.loops === 1 ? '' : 's'}, ${dollars(n.costUsd)}, ${n.fixes} human intervention${n.fixes === 1 ? '' : 's'})`,
@@ -78,9 +78,9 @@ export async function graduate(
     reviewSummary: opts.reviewSummary,
   });
   const forge = deps.forge();
-  await pushBranch(ctx, log);
-  if (forge.name === 'none') {
-    log.info(`pushed ${ctx.branch}; CHALK_FORGE=none, so no request was opened. Summary:`);
+  await pushBranch(ctx, deps.git, log);
+  if (!forge.opensRequests) {
+    log.info(`pushed ${ctx.branch}; CHALK_FORGE=${forge.name}, so no request was opened. Summary:`);
     for (const l of body.replace(/\n+$/, '').split('\n')) log.info(l);
     await deps.store.events.record(ctx.repo, ctx.ticket, 'ready');
     await deps.hooks.afterGraduate.promise({ ticket: ctx.ticket, branch: ctx.branch, requestUrl: null });

@@ -1,6 +1,5 @@
 import { join, relative } from 'node:path';
-import { BundleImportError, type BundleTarget, importBundle } from '../git/bundle-import.js';
-import { changedPaths, configGet, fileAt } from '../git/host-git.js';
+import { BundleImportError, type BundleTarget, type HostGit } from '../ports/host-git.js';
 import { SandboxFileError, type SandboxSession } from '../ports/sandbox.js';
 import type { RunContext } from './context.js';
 import { type GuardVerdict, guardLoop } from './guard.js';
@@ -15,8 +14,8 @@ export type Homecoming =
   | { kind: 'refused'; reason: string };
 
 /** The user's `core.hooksPath` when it points inside the repository, as a repository-relative path. */
-async function hooksDirsOf(root: string): Promise<string[]> {
-  const set = await configGet(root, 'core.hooksPath');
+async function hooksDirsOf(git: HostGit, root: string): Promise<string[]> {
+  const set = await git.configGet(root, 'core.hooksPath');
   if (!set) return [];
   const rel = relative(root, join(root, set));
   return rel === '' || rel.startsWith('..') ? [] : [rel];
@@ -27,13 +26,17 @@ async function hooksDirsOf(root: string): Promise<string[]> {
  * the tip changes against `base`, and the spec as the tip has it (a regular
  * file or not). The sandbox's own account of its work is never asked.
  */
-async function judge(ctx: RunContext, o: { base: string; tip: string; textbook: string }): Promise<GuardVerdict> {
+async function judge(
+  ctx: RunContext,
+  git: HostGit,
+  o: { base: string; tip: string; textbook: string },
+): Promise<GuardVerdict> {
   const { base, tip } = o;
   const [changed, before, after, hooksDirs] = await Promise.all([
-    changedPaths(ctx.root, { from: base, to: tip }),
-    fileAt(ctx.root, { rev: base, path: ctx.spec }),
-    fileAt(ctx.root, { rev: tip, path: ctx.spec }),
-    hooksDirsOf(ctx.root),
+    git.changedPaths(ctx.root, { from: base, to: tip }),
+    git.fileAt(ctx.root, { rev: base, path: ctx.spec }),
+    git.fileAt(ctx.root, { rev: tip, path: ctx.spec }),
+    hooksDirsOf(git, ctx.root),
   ]);
   return guardLoop({
     changed,
@@ -55,6 +58,7 @@ async function judge(ctx: RunContext, o: { base: string; tip: string; textbook: 
  */
 export async function bringHome(
   ctx: RunContext,
+  git: HostGit,
   session: SandboxSession,
   o: { base: string; target: BundleTarget; textbook?: string },
 ): Promise<Homecoming> {
@@ -69,7 +73,7 @@ export async function bringHome(
   if (head === null) return { kind: 'nothing' };
   let refused: GuardVerdict | null = null;
   try {
-    const r = await importBundle({
+    const r = await git.importBundle({
       cwd: ctx.root,
       bundle: dest,
       base: o.base,
@@ -77,7 +81,7 @@ export async function bringHome(
       inspect:
         o.target.kind === 'fast-forward'
           ? async (tip) => {
-              const v = await judge(ctx, { base: o.base, tip, textbook: o.textbook ?? '' });
+              const v = await judge(ctx, git, { base: o.base, tip, textbook: o.textbook ?? '' });
               if (v.ok) return null;
               refused = v;
               return v.reason;

@@ -9,7 +9,8 @@ import type { RunDeps } from './deps.js';
  * A run stopped by SIGINT or SIGTERM in the middle of an agent call still
  * leaves a `runs` row for that call (agent status `interrupted`, no cost
  * known), so `chalk status` shows the ticket `stopped` rather than `new`.
- * The sandbox's own signal handlers remove the container and exit.
+ * The edge (cli/run.ts) turns the signal into the run's AbortSignal; the
+ * sandbox's own signal handlers remove the container and exit.
  */
 
 export interface InFlight {
@@ -70,31 +71,40 @@ export function interruptedRecord(ctx: RunContext, deps: RunDeps, f: InFlight, r
   };
 }
 
+export interface InterruptOptions {
+  ctx: RunContext;
+  deps: RunDeps;
+  tracker: CallTracker;
+  runId: string;
+  /** The run's signal, aborted by the edge (the CLI's SIGINT/SIGTERM handlers, or a test). */
+  signal?: AbortSignal;
+  /** Given the record's promise when the signal aborts, so the edge can wait for it before exiting. */
+  onInterrupt?: (recorded: Promise<void>) => void;
+}
+
 /**
- * On SIGINT/SIGTERM, records the call in flight. Installed after the sandbox
- * opened, so its handlers (which remove the container, then exit 130/143)
- * run too; if no other handler is there, this one exits. Returns the uninstaller.
+ * When the run's signal aborts, records the call in flight (if any) as
+ * `interrupted`. No process signal is touched here: the edge owns those and
+ * turns them into the abort. Returns the uninstaller.
  */
-export function recordOnSignal(ctx: RunContext, deps: RunDeps, tracker: CallTracker, runId: string): () => void {
-  const handlers: Array<[NodeJS.Signals, () => void]> = (
-    [
-      ['SIGINT', 130],
-      ['SIGTERM', 143],
-    ] as const
-  ).map(([sig, code]) => [
-    sig,
-    () => {
-      const f = tracker.current;
-      tracker.current = null;
-      const alone = process.listenerCount(sig) <= 1;
-      const done = f
-        ? deps.store.calls.record(interruptedRecord(ctx, deps, f, runId, deps.clock.now().getTime())).catch(() => 0)
-        : Promise.resolve(0);
-      if (alone) void done.finally(() => process.exit(code));
-    },
-  ]);
-  for (const [sig, h] of handlers) process.on(sig, h);
-  return () => {
-    for (const [sig, h] of handlers) process.off(sig, h);
+export function recordOnAbort(o: InterruptOptions): () => void {
+  const { signal } = o;
+  if (!signal) return () => {};
+  const onAbort = () => {
+    const f = o.tracker.current;
+    o.tracker.current = null;
+    const recorded = f
+      ? o.deps.store.calls.record(interruptedRecord(o.ctx, o.deps, f, o.runId, o.deps.clock.now().getTime())).then(
+          () => undefined,
+          () => undefined,
+        )
+      : Promise.resolve();
+    o.onInterrupt?.(recorded);
   };
+  if (signal.aborted) {
+    onAbort();
+    return () => {};
+  }
+  signal.addEventListener('abort', onAbort, { once: true });
+  return () => signal.removeEventListener('abort', onAbort);
 }

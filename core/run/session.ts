@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../errors.js';
 import { writeHostFile } from '../fs/host-file.js';
-import { configGet, createBundle, mergeBase, revParse } from '../git/host-git.js';
+import type { HostGit } from '../ports/host-git.js';
 import type { Log } from '../ports/log.js';
 import type { SandboxSession } from '../ports/sandbox.js';
 import type { RunContext } from './context.js';
@@ -38,10 +38,10 @@ export interface OpenedSandbox {
 }
 
 /** The host's git identity, for the sandbox's commits. */
-async function hostAuthor(root: string): Promise<{ name: string; email: string }> {
+async function hostAuthor(git: HostGit, root: string): Promise<{ name: string; email: string }> {
   return {
-    name: (await configGet(root, 'user.name')) || 'Chalk Agent',
-    email: (await configGet(root, 'user.email')) || 'chalk@localhost',
+    name: (await git.configGet(root, 'user.name')) || 'Chalk Agent',
+    email: (await git.configGet(root, 'user.email')) || 'chalk@localhost',
   };
 }
 
@@ -66,13 +66,14 @@ export async function openSandbox(ctx: RunContext, deps: RunDeps, log: Log, o: O
   writeHostFile(ctx.paths.systemPrompt, system);
   const event = { ticket: ctx.ticket, image: deps.config.str('CHALK_IMAGE'), env: {} as Record<string, string> };
   await deps.hooks.beforeSandboxStart.promise(event);
-  const base = await revParse(ctx.root, 'HEAD');
+  const { git } = deps;
+  const base = await git.revParse(ctx.root, 'HEAD');
   const baseCommit =
-    (await mergeBase(ctx.root, { a: `origin/${ctx.baseBranch}`, b: base })) ??
-    (await mergeBase(ctx.root, { a: ctx.baseBranch, b: base }));
+    (await git.mergeBase(ctx.root, { a: `origin/${ctx.baseBranch}`, b: base })) ??
+    (await git.mergeBase(ctx.root, { a: ctx.baseBranch, b: base }));
   const source = join(ctx.paths.dir, `${o.suffix || 'run'}.in.bundle`);
   rmSync(source, { force: true });
-  await createBundle({ cwd: ctx.root, ref: `refs/heads/${ctx.branch}`, out: source });
+  await git.createBundle({ cwd: ctx.root, ref: `refs/heads/${ctx.branch}`, out: source });
   if (!o.suffix) log.info(`starting sandbox ${sandboxName(ctx)} on ${ctx.branch}`);
   let session: SandboxSession | undefined;
   try {
@@ -83,7 +84,7 @@ export async function openSandbox(ctx: RunContext, deps: RunDeps, log: Log, o: O
       runId: o.runId,
       branch: ctx.branch,
       ...(baseCommit ? { baseBranch: { name: ctx.baseBranch, commit: baseCommit } } : {}),
-      author: await hostAuthor(ctx.root),
+      author: await hostAuthor(git, ctx.root),
       env: event.env,
       ...(o.suffix ? { suffix: o.suffix } : {}),
     });

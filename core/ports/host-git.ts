@@ -1,0 +1,105 @@
+/**
+ * Host git as the run, the setup and the store use it: the few operations
+ * they need on the user's repository. The default implementation is
+ * core/git (every call with hooks off, bundles checked before anything is
+ * fetched); the kernel binds it, and a test may bind its own.
+ */
+
+/** Why a bundle was refused. */
+export type BundleRejection =
+  | 'missing'
+  | 'not-a-file'
+  | 'too-large'
+  | 'unverified'
+  | 'heads'
+  | 'not-descendant'
+  | 'head-moved'
+  | 'bad-target'
+  | 'inspected'
+  | 'git';
+
+/** A refused bundle: one readable line; nothing was changed in the repository. */
+export class BundleImportError extends Error {
+  override name = 'BundleImportError';
+  constructor(
+    readonly reason: BundleRejection,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Where the bundle's commits go: fast-forward the checked-out `branch` (which
+ * must still be at `base`), or a new branch `detention/...` that must not exist.
+ */
+export type BundleTarget = { kind: 'fast-forward'; branch: string } | { kind: 'branch'; name: string };
+
+export interface ImportBundleOptions {
+  /** The worktree (the ticket branch is checked out here). */
+  cwd: string;
+  /** The bundle's host path (in a host directory the sandbox cannot reach). */
+  bundle: string;
+  /** The commit the sandbox started from: the bundle's tip must descend from it. */
+  base: string;
+  target: BundleTarget;
+  /** Default BUNDLE_MAX_BYTES (512 MiB). */
+  maxBytes?: number;
+  /**
+   * Looks at the tip (fetched, not yet moved to) with host git before any ref
+   * moves; a returned line refuses the import (`inspected`; the loop's guard uses this).
+   */
+  inspect?: (tip: string) => Promise<string | null>;
+}
+
+export interface ImportedBundle {
+  /** The bundle's tip: the new HEAD, or the new branch's tip. */
+  tip: string;
+  /** The ref that now points at `tip` (`refs/heads/...`). */
+  ref: string;
+}
+
+export interface CreatedBundle {
+  /** The bundle's path (`out`). */
+  out: string;
+  /** The commit the bundle's one head points at. */
+  head: string;
+  /** The head's ref name in the bundle (`refs/heads/chalk/T-1`). */
+  ref: string;
+}
+
+/** What a command printed and how it exited (a push: the caller shows what the remote said). */
+export interface GitOutput {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface HostGit {
+  /** `git rev-parse --verify REV`: the object id; throws when it names nothing. */
+  revParse(cwd: string, rev: string): Promise<string>;
+  /** `git config --get KEY`, or null when unset. */
+  configGet(cwd: string, key: string): Promise<string | null>;
+  /** `git status --porcelain` lines (empty when clean), or null when git could not read the worktree. */
+  statusPorcelain(cwd: string): Promise<string[] | null>;
+  /** The checked-out branch's short name, or null on a detached HEAD. */
+  currentBranchName(cwd: string): Promise<string | null>;
+  /** The repository's git common dir, absolute (the same from every linked worktree). */
+  commonDir(cwd: string): Promise<string>;
+  /** Short names of the refs under the given prefixes (`refs/heads/detention/`). */
+  forEachRef(cwd: string, prefixes: readonly string[]): Promise<string[]>;
+  /** Creates branch `name` at commit `at`; fails if the branch exists. */
+  createBranch(cwd: string, o: { name: string; at: string }): Promise<void>;
+  /** `git push -u REMOTE BRANCH` with no hook: the result, whatever the exit. */
+  push(cwd: string, o: { remote: string; branch: string; setUpstream?: boolean }): Promise<GitOutput>;
+  /** Their best common ancestor, or null when they have none (or one is unknown). */
+  mergeBase(cwd: string, o: { a: string; b: string }): Promise<string | null>;
+  /** Every path that differs between two commits (both sides of a rename). */
+  changedPaths(cwd: string, o: { from: string; to: string }): Promise<string[]>;
+  /** A file of a commit as git stores it (mode and text); null when absent. */
+  fileAt(cwd: string, o: { rev: string; path: string }): Promise<{ mode: string; text: string } | null>;
+  /** A bundle of `ref`'s full history at `out`, which must not exist yet. */
+  createBundle(o: { cwd: string; ref: string; out: string }): Promise<CreatedBundle>;
+  /** Takes a sandbox's bundle in, checked (BundleImportError when refused; no ref moved then). */
+  importBundle(o: ImportBundleOptions): Promise<ImportedBundle>;
+}
