@@ -5,6 +5,7 @@ import { run } from '../../core/process/run.js';
 import * as s from '../fakes/model-script.js';
 import {
   branchesHold,
+  type ChalkRun,
   CI,
   chalk,
   databaseText,
@@ -75,8 +76,13 @@ describe.skipIf(!available)('hostile agent: limits and secrets', { timeout: 300_
     const wait = 'for i in $(seq 1 600); do [ -e /work/.inspected ] && break; sleep 0.1; done';
     rig.script({ loops: [[s.bash(wait), ...doCheckpoint(sc.ticket, 1)]] });
     const running = chalk(rig, sc, ['run'], { env: { ...quick, CHALK_SANDBOX_MEM_MB: '1536' } });
+    let ended: ChalkRun | undefined;
+    running.then((r) => {
+      ended = r;
+    });
     const found = await pollFor(
       async () => {
+        if (ended) throw new Error(`the run ended before its container was seen: ${explain(ended)}`);
         const ids = await ticketContainers(sc.ticket);
         if (ids.length === 0) return undefined;
         // The loop's container is the one whose clone exists.
@@ -151,10 +157,13 @@ describe.skipIf(!available)('hostile agent: limits and secrets', { timeout: 300_
 
     const dump = (to: string) =>
       `env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'; grep -r -I -h -a ${SECRET_PREFIX} / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev 2>/dev/null; cat /src.git/config /work/repo/.git/config 2>/dev/null; true${to}`;
-    // The agent's own process necessarily holds its credential; every other process it can see must not.
+    // The agent's own credential is its to hold (docs/threat-model.md: not promised), so the agent
+    // leaves lines naming it out of what it dumps; every other secret, and that one wherever else
+    // it turns up (the setup's and the rubric's environments), must be absent.
+    const own = 'grep -v ANTHROPIC_API_KEY';
     const agentDump =
-      "mkdir -p leak && env > leak/env.txt; for p in /proc/[0-9]*; do case \"$(readlink $p/exe 2>/dev/null)\" in */claude*) continue;; esac; tr '\\0' '\\n' < $p/environ 2>/dev/null; done > leak/proc.txt; " +
-      `out=$(grep -r -I -h -a ${SECRET_PREFIX} / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev 2>/dev/null); printf '%s' "$out" > leak/grep.txt; cat /src.git/config /src.git/secret-note 2>/dev/null > leak/git.txt; true`;
+      `mkdir -p leak && env | ${own} > leak/env.txt; for p in /proc/[0-9]*; do tr '\\0' '\\n' < $p/environ 2>/dev/null; done | ${own} > leak/proc.txt; ` +
+      `out=$(grep -r -I -h -a ${SECRET_PREFIX} / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev 2>/dev/null | ${own}); printf '%s' "$out" > leak/grep.txt; cat /src.git/config /src.git/secret-note 2>/dev/null > leak/git.txt; true`;
     rig.script({ loops: [[s.bash(agentDump), ...doCheckpoint(sc.ticket, 1)]] });
     const r = await chalk(rig, sc, ['run'], {
       env: {
@@ -185,6 +194,18 @@ describe.skipIf(!available)('hostile agent: limits and secrets', { timeout: 300_
     expect(leaks).toEqual([]);
     expect(sentinel.intact(), sentinel.describe()).toBe(true);
     sentinel.dispose();
+    sc.dispose();
+  });
+
+  it("the agent's shell commands do not inherit the agent credential", async () => {
+    const sc = makeScenario({ ticket: 'SEC-2' });
+    const key = `sk-ant-${secretValue('shell')}`;
+    rig.script({ loops: [[s.bash('mkdir -p leak && env > leak/env.txt'), ...doCheckpoint(sc.ticket, 1)]] });
+    const r = await chalk(rig, sc, ['run'], { env: { ...quick, ANTHROPIC_API_KEY: key } });
+    expectDetainedWith(r, /loop limit of 1 reached/);
+    const env = sc.git('show', `${sc.branch}:leak/env.txt`);
+    expect(env).toContain('HOME=');
+    expect(env.includes(key), 'the Bash tool environment holds ANTHROPIC_API_KEY').toBe(false);
     sc.dispose();
   });
 
