@@ -20,7 +20,8 @@
 // history (generated with git fast-import). Runs alternate (their order
 // rotates) so machine load hits every variant alike; medians are printed.
 // Needs the Docker engine, the docker CLI and the sandbox image; after `npm run build`:
-//   node bench/sandbox.mjs [--starts 5] [--loops 15] [--commits 3000] [--files 1500]
+//   node bench/sandbox.mjs [--starts 7] [--loops 25] [--commits 3000] [--files 1500]
+// (about 3 minutes on a 2-core machine with the defaults).
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   closeSync,
@@ -43,7 +44,7 @@ import { makeHistoryRepo, makeSmallRepo } from './sandbox-repos.mjs';
 
 // ---- settings ---------------------------------------------------------------
 const counts = (() => {
-  const positive = { starts: 5, loops: 15, commits: 3000, files: 1500 };
+  const positive = { starts: 7, loops: 25, commits: 3000, files: 1500 };
   let values;
   try {
     ({ values } = parseArgs({
@@ -131,7 +132,8 @@ const rotate = (xs, i) => xs.map((_, k) => xs[(k + i) % xs.length]);
 function run(cmd, args, o = {}) {
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...o });
   if (r.status !== 0) {
-    const why = (r.stderr || r.error?.message || '').trim().split('\n').pop();
+    const said = (r.stderr || r.error?.message || '').trim().split('\n');
+    const why = said.find((l) => /error/i.test(l)) ?? said.pop();
     throw new Error(`${cmd} ${args.slice(0, 2).join(' ')} failed (exit ${r.status}): ${why}`);
   }
   return (r.stdout ?? '').trim();
@@ -186,6 +188,13 @@ for (const [sig, code] of [
   });
 }
 
+if (spawnSync('docker', ['image', 'inspect', IMAGE], { stdio: 'ignore' }).status !== 0) {
+  console.error(
+    `bench/sandbox.mjs: no image ${IMAGE} on the Docker engine; build it (chalk sandbox build) or set CHALK_IMAGE`,
+  );
+  rmSync(work, { recursive: true, force: true });
+  process.exit(2);
+}
 const engineCpus = Number(docker('info', '--format', '{{.NCPU}}')) || 4;
 const CPUS = autoCpus(engineCpus);
 const USER = sandboxUser();
@@ -474,6 +483,7 @@ async function measureStarts(repo, label) {
     label,
     ms,
     bundleMb,
+    parts,
     detail: `after's start, ${label}: host (rev-parse, merge-base, createBundle) ${fmt(part('host'))}, open ${fmt(part('open'))}, clone ${fmt(part('clone'))}, system prompt ${fmt(part('put'))}`,
   };
 }
@@ -619,14 +629,19 @@ try {
     }
     console.log(row(`loop total, ${l.label}`, l.total.before, l.total.after, l.total.hand));
   }
-  const delta = (a, b) =>
-    `${med(a) - med(b) >= 0 ? '+' : ''}${(med(a) - med(b)).toFixed(0)} ms (${ratio(med(a), med(b))})`;
+  const delta = (a, b) => {
+    const d = med(a) - med(b);
+    return `${d >= 0 ? '+' : ''}${d.toFixed(0)} ms (${ratio(med(a), med(b))})`;
+  };
   const [ss, sb] = starts;
   const [ls, lb] = loops;
+  const bigClone = median(sb.parts.map((p) => p.clone));
   console.log(
-    `what the safety costs: start + clone ${delta(ss.ms.after, ss.ms.before)} small, ${delta(sb.ms.after, sb.ms.before)} big; ` +
-      `per loop ${delta(ls.total.after, ls.total.before)} small, ${delta(lb.total.after, lb.total.before)} big; ` +
-      `of which the design (by hand, after vs before): start ${delta(sb.ms.hand, sb.ms.before)} big, loop ${delta(lb.total.hand, lb.total.before)} big`,
+    `what the safety costs: start + clone ${delta(ss.ms.after, ss.ms.before)} small, ${delta(sb.ms.after, sb.ms.before)} big ` +
+      `(AFTER's clone from the streamed bundle alone ${fmt(bigClone)}); ` +
+      `per loop ${delta(ls.total.after, ls.total.before)} small, ${delta(lb.total.after, lb.total.before)} big ` +
+      `(bring home ${delta(lb.ms.after.home, lb.ms.before.home)}, reap ${fmt(med(lb.ms.after.reap))}); ` +
+      `the harness against the same steps by hand, big: start ${ratio(med(sb.ms.after), med(sb.ms.hand))}, loop ${ratio(med(lb.total.after), med(lb.total.hand))}`,
   );
 } finally {
   await cleanup();
