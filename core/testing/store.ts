@@ -1,0 +1,204 @@
+import type { Clock } from '../ports/clock.js';
+import type {
+  CallRecord,
+  DecisionRecord,
+  EventKind,
+  Lesson,
+  LessonOpen,
+  LessonResolve,
+  RecalledLesson,
+  RecallQuery,
+  Store,
+  StoreInfo,
+  TicketSummary,
+} from '../ports/store.js';
+import { deriveState } from '../store/tickets.js';
+
+export interface CallRow extends CallRecord {
+  id: number;
+  createdAt: Date;
+}
+export interface EventRow {
+  id: number;
+  repo: string;
+  ticket: string;
+  kind: EventKind;
+  createdAt: Date;
+}
+export interface DecisionRow extends DecisionRecord {
+  id: number;
+}
+
+const LOOP_KINDS = new Set(['continue', 'retry', 'fix-review']);
+const words = (s: string) => new Set(s.toLowerCase().match(/[a-z0-9_]+/g) ?? []);
+
+/** Shared words over all words (a stand-in for pg_trgm's similarity, 0..1). */
+function similarity(a: string, b: string): number {
+  const x = words(a);
+  const y = words(b);
+  if (x.size === 0 || y.size === 0) return 0;
+  let both = 0;
+  for (const w of x) if (y.has(w)) both += 1;
+  return both / (x.size + y.size - both);
+}
+
+/**
+ * The Store port in memory: the same tables (`runs` as `calls`, events,
+ * lessons, decisions) as arrays a test can read, and ticket summaries derived
+ * by the same rule as the database's (deriveState). Ids and times come in
+ * order (times from the clock given), so nothing ties.
+ */
+export class MemoryStore implements Store {
+  readonly kind = 'embedded' as const;
+  readonly tables = {
+    calls: [] as CallRow[],
+    events: [] as EventRow[],
+    lessons: [] as Lesson[],
+    decisions: [] as DecisionRow[],
+  };
+  private seq = 0;
+  closed = false;
+
+  constructor(private readonly clock: Pick<Clock, 'now'> = { now: () => new Date() }) {}
+
+  private next(): { id: number; at: Date } {
+    this.seq += 1;
+    // Each row a millisecond after the one before, even under a clock that stands still.
+    return { id: this.seq, at: new Date(this.clock.now().getTime() + this.seq) };
+  }
+
+  calls = {
+    record: async (call: CallRecord): Promise<number> => {
+      const { id, at } = this.next();
+      this.tables.calls.push({ ...call, id, createdAt: at });
+      return id;
+    },
+  };
+
+  events = {
+    record: async (repo: string, ticket: string, kind: EventKind): Promise<void> => {
+      const { id, at } = this.next();
+      this.tables.events.push({ id, repo, ticket, kind, createdAt: at });
+    },
+  };
+
+  lessons = {
+    open: async (l: LessonOpen): Promise<number> => {
+      const { id, at } = this.next();
+      this.tables.lessons.push({
+        id,
+        repo: l.repo,
+        ticket: l.ticket,
+        signature: l.signature,
+        resolution: null,
+        lesson: null,
+        resolvedBy: null,
+        createdAt: at,
+        resolvedAt: null,
+        runId: l.runId || null,
+        fingerprint: l.fingerprint || null,
+        firstError: l.firstError || null,
+        scope: null,
+      });
+      return id;
+    },
+    resolve: async (r: LessonResolve): Promise<void> => {
+      const l = this.tables.lessons.find((x) => x.id === r.id);
+      if (!l) return;
+      Object.assign(l, {
+        resolution: r.resolution,
+        lesson: r.lesson,
+        resolvedBy: r.resolvedBy,
+        scope: r.scope ?? null,
+        resolvedAt: this.next().at,
+      });
+    },
+    openByFingerprint: async (repo: string, fingerprint: string, exceptTicket?: string): Promise<Lesson[]> =>
+      this.tables.lessons
+        .filter(
+          (l) =>
+            l.repo === repo &&
+            l.fingerprint === fingerprint &&
+            l.resolvedAt === null &&
+            (!exceptTicket || l.ticket !== exceptTicket),
+        )
+        .sort((a, b) => b.id - a.id),
+    recall: async (q: RecallQuery): Promise<RecalledLesson[]> =>
+      this.tables.lessons
+        .filter((l) => l.resolvedAt !== null && (l.repo === q.repo || l.scope === 'general'))
+        .map((l) => ({
+          ...l,
+          similarity: Math.max(similarity(q.text, l.signature), similarity(q.text, l.firstError ?? '')),
+          cosine: null,
+        }))
+        .filter((l) => l.similarity > 0)
+        .sort((a, b) => b.similarity - a.similarity || b.id - a.id)
+        .slice(0, q.limit ?? 5),
+  };
+
+  decisions = {
+    record: async (rows: DecisionRecord[]): Promise<number> => {
+      for (const r of rows) this.tables.decisions.push({ ...r, id: this.next().id });
+      return rows.length;
+    },
+  };
+
+  tickets = {
+    summaries: async (repo: string): Promise<TicketSummary[]> => {
+      const names = new Set<string>();
+      const t = this.tables;
+      for (const r of [...t.calls, ...t.events, ...t.lessons]) if (r.repo === repo) names.add(r.ticket);
+      const out = [...names].map((ticket): TicketSummary => {
+        const calls = t.calls.filter((c) => c.repo === repo && c.ticket === ticket);
+        const events = t.events.filter((e) => e.repo === repo && e.ticket === ticket);
+        const lessons = t.lessons.filter((l) => l.repo === repo && l.ticket === ticket);
+        const lastEvent = events.at(-1);
+        const lastCall = calls.filter((c) => c.kind !== 'distill').at(-1);
+        const times = [
+          ...calls.map((c) => c.createdAt),
+          ...events.map((e) => e.createdAt),
+          ...lessons.map((l) => l.resolvedAt ?? l.createdAt),
+        ].map((d) => d.getTime());
+        return {
+          ticket,
+          state: deriveState({
+            lastEvent: lastEvent ? { kind: lastEvent.kind, at: lastEvent.createdAt } : null,
+            lastCall: lastCall
+              ? { kind: lastCall.kind, agentStatus: lastCall.agentStatus, at: lastCall.createdAt }
+              : null,
+          }),
+          loops: calls.filter((c) => LOOP_KINDS.has(c.kind)).length,
+          costUsd: calls.reduce((s, c) => s + c.costUsd, 0),
+          fixes: lessons.filter((l) => l.resolvedAt !== null).length,
+          lastActiveAt: times.length ? new Date(Math.max(...times)) : null,
+        };
+      });
+      return out.sort(
+        (a, b) =>
+          (b.lastActiveAt?.getTime() ?? 0) - (a.lastActiveAt?.getTime() ?? 0) || a.ticket.localeCompare(b.ticket),
+      );
+    },
+  };
+
+  async info(): Promise<StoreInfo> {
+    const t = this.tables;
+    return {
+      kind: 'embedded',
+      where: 'memory',
+      serverVersion: 'memory',
+      extensions: [],
+      schemaVersion: null,
+      semanticRecall: false,
+      rows: { runs: t.calls.length, events: t.events.length, lessons: t.lessons.length, decisions: t.decisions.length },
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  /** The `runs` rows of one ticket, in order. */
+  callsOf(ticket: string): CallRow[] {
+    return this.tables.calls.filter((c) => c.ticket === ticket);
+  }
+}
