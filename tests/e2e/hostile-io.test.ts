@@ -175,14 +175,17 @@ describe.skipIf(!available)('hostile agent: what comes out of the sandbox', { ti
   const UNRELATED = (dir: string, branch: string) =>
     `rm -rf ${dir} && git init -q ${dir} && cd ${dir} && printf 'unrelated history\\n' > evil.txt && git add evil.txt && GIT_AUTHOR_NAME=E GIT_AUTHOR_EMAIL=e@example.com GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_NAME=E GIT_COMMITTER_EMAIL=e@example.com GIT_COMMITTER_DATE=2000-01-01T00:00:00Z git -c commit.gpgsign=false commit -q -m unrelated && git branch -f ${branch} && git rev-parse HEAD`;
 
-  it('a bundle swapped for a symlink to another host repository brings none of its objects home', async () => {
+  it("a bundle swapped for a symlink to another repository's bundle on the host brings none of its objects home", async () => {
     const sc = makeScenario({ ticket: 'BUN-1' });
     const other = makeScenario({ ticket: 'OTH-1', files: { 'other.txt': `${randomUUID()}\n` } });
     const otherHead = other.git('rev-parse', 'HEAD');
     const otherBlob = other.git('rev-parse', 'HEAD:other.txt');
+    // Another repository's history as it sits on the host (git reads a path named *.bundle as a bundle file).
+    const otherBundle = join(other.dir, 'other.bundle');
+    other.git('bundle', 'create', '-q', otherBundle, '--all');
     const sentinel = makeSentinel();
     rig.script({
-      loops: [[bundleSwapper(`ln -sfn ${other.root}/.git "$t.new"`), ...doCheckpoint(sc.ticket, 1)]],
+      loops: [[bundleSwapper(`ln -sfn ${otherBundle} "$t.new"`), ...doCheckpoint(sc.ticket, 1)]],
     });
     // A user who trusts every directory (safe.directory=*, common on shared machines) gets no ownership check to hide behind.
     const globalConfig = join(other.dir, 'gitconfig');
