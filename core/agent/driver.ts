@@ -26,6 +26,10 @@ export class ClaudeAgent implements Agent {
     return new ClaudeAgent(settingsFrom(config));
   }
 
+  modelFor(kind: CallKind): string {
+    return modelFor(kind, this.settings);
+  }
+
   async call<K extends CallKind>(kind: K, prompt: string, opts: AgentCallOptions): Promise<AgentResult<AnswerOf[K]>> {
     const argv = buildInvocation({
       kind,
@@ -33,7 +37,7 @@ export class ClaudeAgent implements Agent {
       systemPromptFile: opts.systemPromptFile,
       model: opts.model,
     });
-    const requested = opts.model ?? modelFor(kind, this.settings);
+    const requested = opts.model ?? this.modelFor(kind);
     const started = Date.now();
     let exitCode: number;
     let stdout = '';

@@ -31,4 +31,12 @@ export {
 } from './streak.js';
 export { OUTPUT_PATTERNS, testsFromOutput } from './tests-from-output.js';
 export { clearReportCommand, TREE_ID_SCRIPT, treeIdCommand } from './tree-id.js';
-export { isStopping, type LoopEnd, STOPPING_VERDICTS, VERDICTS, type Verdict, verdictFor } from './verdict.js';
+export {
+  isStopping,
+  type LoopEnd,
+  STOPPING_VERDICTS,
+  type StoppingVerdict,
+  VERDICTS,
+  type Verdict,
+  verdictFor,
+} from './verdict.js';

@@ -21,11 +21,12 @@ export type Verdict = (typeof VERDICTS)[number];
 /** How a loop ended. `progressed` loops get no verdict. */
 export type LoopEnd = 'progressed' | 'failed' | 'passed' | 'blocked' | 'agent_error';
 
-/** The verdicts that detain a run at once under `CHALK_FP_RULES=on`. */
-export const STOPPING_VERDICTS: ReadonlySet<Verdict> = new Set(['deja_vu', 'repeat', 'no_change']);
+/** The verdicts that detain a run at once under `CHALK_FP_RULES=on`: the one list of them. */
+export const STOPPING_VERDICTS = ['deja_vu', 'repeat', 'no_change'] as const satisfies readonly Verdict[];
+export type StoppingVerdict = (typeof STOPPING_VERDICTS)[number];
 
-export function isStopping(verdict: Verdict | null): boolean {
-  return verdict !== null && STOPPING_VERDICTS.has(verdict);
+export function isStopping(verdict: Verdict | null): verdict is StoppingVerdict {
+  return verdict !== null && (STOPPING_VERDICTS as readonly Verdict[]).includes(verdict);
 }
 
 export interface VerdictInput {

@@ -1,4 +1,5 @@
 import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, type Tap } from 'tapable';
+import type { LoopKind } from '../ports/agent.js';
 import type { Log } from '../ports/log.js';
 
 /**
@@ -16,7 +17,7 @@ import type { Log } from '../ports/log.js';
 export interface PromptContext {
   ticket: string;
   loop: number;
-  mode: 'continue' | 'retry' | 'fix-review';
+  mode: LoopKind;
   /** The prompt text as built so far. */
   prompt: string;
   /** Lesson texts given to this loop. */

@@ -5,17 +5,16 @@ import type { ExecOptions, ExecResult } from './sandbox.js';
  * each answering with a structured object, run wherever the caller says
  * (a sandbox session, or the host for fleet planning).
  */
-export type LoopKind = 'continue' | 'retry' | 'fix-review';
-export type CallKind = LoopKind | 'spec-check' | 'review' | 'distill' | 'plan';
-export const CALL_KINDS: readonly CallKind[] = [
-  'continue',
-  'retry',
-  'fix-review',
-  'spec-check',
-  'review',
-  'distill',
-  'plan',
-];
+/** The calls that do a loop's work (write access, a loop number): the one list of them. */
+export const LOOP_KINDS = ['continue', 'retry', 'fix-review'] as const;
+export type LoopKind = (typeof LOOP_KINDS)[number];
+/** Every call the agent answers, loops first; core/setup/prompts.ts names each one's prompt. */
+export const CALL_KINDS = [...LOOP_KINDS, 'spec-check', 'review', 'distill', 'plan'] as const;
+export type CallKind = (typeof CALL_KINDS)[number];
+
+export function isLoopKind(kind: string): kind is LoopKind {
+  return (LOOP_KINDS as readonly string[]).includes(kind);
+}
 
 export interface LoopAnswer {
   status: 'done' | 'blocked';
@@ -104,6 +103,12 @@ export interface AgentCallOptions {
 
 export interface Agent {
   call<K extends CallKind>(kind: K, prompt: string, opts: AgentCallOptions): Promise<AgentResult<AnswerOf[K]>>;
+  /**
+   * The model a call of this kind asks for when the caller names none ('' for
+   * the provider's default), so the core can record a call it cut short
+   * without knowing how a provider picks its models.
+   */
+  modelFor(kind: CallKind): string;
 }
 
 /**

@@ -1,10 +1,6 @@
-/** Which past lessons a loop is given (the recall ladder lives in core/memory). */
-export interface RecalledLesson {
-  id: number;
-  text: string;
-  how: 'exact' | 'lexical' | 'semantic' | 'rerank';
-}
+import type { RecalledLesson } from './store.js';
 
+/** Which past lessons a loop is given (the recall ladder lives in core/memory), as the store's RecalledLesson. */
 export interface LessonMemory {
   recall(query: {
     repo: string;

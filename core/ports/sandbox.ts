@@ -81,7 +81,7 @@ export class SandboxFileError extends Error {
 }
 
 export interface SandboxSession {
-  /** The container's name, `chalk-sandbox-<repo>-<TICKET>`. */
+  /** The sandbox's name as its provider forms it (Docker: `chalk-sandbox-<repo>-<TICKET>`), for the log. */
   readonly name: string;
   readonly spec: SandboxSpec;
   /** Runs `command` with bash in the sandbox (default cwd: the clone). */

@@ -90,11 +90,17 @@ export interface RecallQuery {
   limit?: number;
 }
 
+/**
+ * A resolved lesson found for a failure, and how near it is: the one shape of a
+ * recalled lesson, returned by the store's recall and by a LessonMemory.
+ */
 export interface RecalledLesson extends Lesson {
   /** pg_trgm similarity of the text to the signature or first error (0..1). */
   similarity: number;
   /** Cosine similarity of the embeddings (-1..1), null without pgvector or embedding. */
   cosine: number | null;
+  /** Which rung of a recall ladder found it, when a LessonMemory says so (the store's recall does not). */
+  how?: 'exact' | 'lexical' | 'semantic' | 'rerank';
 }
 
 export interface DecisionRecord {

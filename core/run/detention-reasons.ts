@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { tailLines } from '../fingerprint/log.js';
+import type { StoppingVerdict } from '../fingerprint/verdict.js';
+import type { LoopKind } from '../ports/agent.js';
 import { type GuardVerdict, showPaths } from './guard.js';
 
 /**
@@ -32,7 +34,7 @@ export const reasons = {
     `loop limit of ${maxLoops} reached with ${open} checkpoint${open === 1 ? '' : 's'} open`,
   review: (rounds: number) => `final review still finds problems after ${rounds} fix round${rounds === 1 ? '' : 's'}`,
   /** A stopping verdict under `CHALK_FP_RULES=on`: `repeat: rubric failed (exit 1)`. */
-  verdict: (verdict: 'deja_vu' | 'repeat' | 'no_change', loopReason: string) => `${verdict}: ${loopReason}`,
+  verdict: (verdict: StoppingVerdict, loopReason: string) => `${verdict}: ${loopReason}`,
   stuck: (loopReason: string) => `stuck: ${loopReason}`,
 };
 
@@ -181,7 +183,7 @@ export type LoopOutcome =
  * loop progressed when it ticked a checkpoint, or when it was a fix-review loop.
  */
 export function loopOutcome(l: {
-  mode: 'continue' | 'retry' | 'fix-review';
+  mode: LoopKind;
   answer: 'done' | 'blocked' | null;
   agentStatus: string;
   rubricExit: number;

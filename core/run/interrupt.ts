@@ -1,6 +1,4 @@
-import { settingsFrom } from '../agent/driver.js';
-import { modelFor } from '../agent/invocation.js';
-import type { Agent, CallKind } from '../ports/agent.js';
+import { type Agent, type CallKind, isLoopKind } from '../ports/agent.js';
 import type { CallRecord } from '../ports/store.js';
 import type { RunContext } from './context.js';
 import type { RunDeps } from './deps.js';
@@ -26,25 +24,24 @@ export class CallTracker {
   loop = 0;
 }
 
-const LOOP_KINDS = new Set(['continue', 'retry', 'fix-review']);
-
 /** The agent, with each call registered on the tracker while it runs. */
 export function trackingAgent(agent: Agent, tracker: CallTracker, now: () => number): Agent {
   return {
     async call(kind, prompt, opts) {
-      tracker.current = { kind, loop: LOOP_KINDS.has(kind) ? tracker.loop : 0, startedAt: now() };
+      tracker.current = { kind, loop: isLoopKind(kind) ? tracker.loop : 0, startedAt: now() };
       try {
         return await agent.call(kind, prompt, opts);
       } finally {
         tracker.current = null;
       }
     },
+    modelFor: (kind) => agent.modelFor(kind),
   };
 }
 
 /** The row of a call cut short by a signal. */
 export function interruptedRecord(ctx: RunContext, deps: RunDeps, f: InFlight, runId: string, now: number): CallRecord {
-  const model = modelFor(f.kind, settingsFrom(deps.config));
+  const model = deps.agent.modelFor(f.kind);
   return {
     repo: ctx.repo,
     ticket: ctx.ticket,

@@ -4,6 +4,7 @@ import { UserError } from '../errors.js';
 import { readRepoFile } from '../fs/repo-file.js';
 import type { PromptContext } from '../kernel/hooks.js';
 import { SHARE_DIR } from '../paths.js';
+import { LOOP_KINDS } from '../ports/agent.js';
 import { PROMPT_NAMES, type PromptName } from '../setup/prompts.js';
 import { gitBlobHash } from '../spec/git-blob.js';
 
@@ -59,7 +60,7 @@ export function loadPrompt(name: PromptName, source: PromptSource): LoadedPrompt
 
 // --- placeholders --------------------------------------------------------------
 
-const LOOP_AND_SYSTEM: readonly PromptName[] = ['system', 'continue', 'retry', 'fix-review'];
+const LOOP_AND_SYSTEM: readonly PromptName[] = ['system', ...LOOP_KINDS];
 
 /** Every placeholder and the prompts that have a value for it. */
 export const PLACEHOLDERS = {

@@ -1,5 +1,3 @@
-import { settingsFrom } from '../agent/driver.js';
-import { modelFor } from '../agent/invocation.js';
 import type { ReviewAnswer } from '../ports/agent.js';
 import type { Log } from '../ports/log.js';
 import type { SandboxSession } from '../ports/sandbox.js';
@@ -70,7 +68,7 @@ export async function finalReview(
   });
   const { answer, verdict, result } = await readOnlyCall('review', prompt, ctx, deps, session, {
     runId: opts.runId,
-    model: modelFor('review', settingsFrom(deps.config)),
+    model: deps.agent.modelFor('review'),
     signal: opts.signal,
   });
   const outcome = reviewOutcome({ answer, verdict, status: result.status });

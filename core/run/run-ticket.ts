@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { retryFeedback } from '../fingerprint/feedback.js';
+import { isStopping } from '../fingerprint/verdict.js';
 import type { SandboxSession } from '../ports/sandbox.js';
 import { openCount } from '../spec/checkpoints.js';
 import { type ClaimOptions, claim } from './claim.js';
@@ -140,7 +141,7 @@ async function afterLoopResult(run: Run, r: LoopResult): Promise<RunOutcome | nu
   }
   const fingerprint = r.ending.ended === 'failed' ? r.fingerprint : null;
   const verdict = r.judgement.verdict;
-  if (r.judgement.stop && (verdict === 'deja_vu' || verdict === 'repeat' || verdict === 'no_change')) {
+  if (r.judgement.stop && isStopping(verdict)) {
     return park(run, {
       kind: verdict,
       reason: reasons.verdict(verdict, r.ending.reason),

@@ -74,7 +74,7 @@ export async function openSandbox(ctx: RunContext, deps: RunDeps, log: Log, o: O
   const source = join(ctx.paths.dir, `${o.suffix || 'run'}.in.bundle`);
   rmSync(source, { force: true });
   await git.createBundle({ cwd: ctx.root, ref: `refs/heads/${ctx.branch}`, out: source });
-  if (!o.suffix) log.info(`starting sandbox ${sandboxName(ctx)} on ${ctx.branch}`);
+  if (!o.suffix) log.info(`starting a sandbox on ${ctx.branch}`);
   let session: SandboxSession | undefined;
   try {
     session = await deps.sandbox.open({
@@ -88,7 +88,8 @@ export async function openSandbox(ctx: RunContext, deps: RunDeps, log: Log, o: O
       env: event.env,
       ...(o.suffix ? { suffix: o.suffix } : {}),
     });
-    if (!o.suffix) log.info(`cloning ${ctx.branch} into the sandbox`);
+    // The name is the provider's (the session says it), never formed here.
+    if (!o.suffix) log.info(`cloning ${ctx.branch} into sandbox ${session.name}`);
     await session.clone();
     await session.putFile(SYSTEM_PROMPT, system);
   } catch (err) {
@@ -99,11 +100,6 @@ export async function openSandbox(ctx: RunContext, deps: RunDeps, log: Log, o: O
     rmSync(source, { force: true });
   }
   return { session, base };
-}
-
-/** The container's name as the Docker sandbox forms it (for the log line only). */
-export function sandboxName(ctx: Pick<RunContext, 'repo' | 'ticket'>): string {
-  return `chalk-sandbox-${ctx.repo}-${ctx.ticket}`.replace(/[^A-Za-z0-9_.-]/g, '-');
 }
 
 /** `CHALK_SETUP_CMD` in the clone (no credentials), output to `io/setup.log` (capped); a failure stops the run. */

@@ -33,7 +33,7 @@ export async function specCheck(
     log.info('spec check skipped: it passed before and the checkpoints have not changed');
     return 'skipped';
   }
-  const model = deps.config.str('CHALK_CHEAP_MODEL');
+  const model = deps.agent.modelFor('spec-check');
   log.info(`checking the spec with ${model || 'the default model'}`);
   const prompt = buildSpecCheckPrompt(ctx.prompts, ctx.ticket);
   const { result, answer, verdict } = await readOnlyCall('spec-check', prompt, ctx, deps, session, {

@@ -2,18 +2,29 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../errors.js';
 import { SHARE_DIR } from '../paths.js';
+import { CALL_KINDS, type CallKind } from '../ports/agent.js';
 
-export const PROMPT_NAMES = [
-  'system',
-  'continue',
-  'retry',
-  'fix-review',
-  'spec-check',
-  'review',
-  'distill',
-  'breakdown',
-] as const;
-export type PromptName = (typeof PROMPT_NAMES)[number];
+/**
+ * The prompt each agent call is asked with: the one mapping from call kinds
+ * (core/ports/agent.ts) to prompt names. A call kind without a prompt does not
+ * compile; `plan` (chalk fleet) asks with the `breakdown` prompt.
+ */
+export const CALL_PROMPTS = {
+  continue: 'continue',
+  retry: 'retry',
+  'fix-review': 'fix-review',
+  'spec-check': 'spec-check',
+  review: 'review',
+  distill: 'distill',
+  plan: 'breakdown',
+} as const satisfies Record<CallKind, string>;
+
+/**
+ * Every prompt: `system` (every sandboxed call's system prompt), then each call
+ * kind's, in the order of CALL_KINDS (the prompt-set hash reads them in this order).
+ */
+export type PromptName = 'system' | (typeof CALL_PROMPTS)[CallKind];
+export const PROMPT_NAMES: readonly PromptName[] = ['system', ...CALL_KINDS.map((kind) => CALL_PROMPTS[kind])];
 
 export interface PromptStatus {
   name: PromptName;

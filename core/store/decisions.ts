@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { LOOP_KINDS } from '../ports/agent.js';
 import type { DecisionRecord } from '../ports/store.js';
 import { urlWithoutPassword } from './target.js';
 
@@ -30,7 +31,7 @@ export async function recordDecisions(db: Pool, rows: DecisionRecord[]): Promise
            latency_ms, acted, lesson_id, model, error, url)
          VALUES (
            COALESCE($1::bigint, (SELECT id FROM runs WHERE run_id = $2 AND loop = $15
-              AND kind IN ('continue', 'retry', 'fix-review') ORDER BY id DESC LIMIT 1)),
+              AND kind = ANY($16::text[]) ORDER BY id DESC LIMIT 1)),
            $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
         [
           d.callId ?? null,
@@ -48,6 +49,7 @@ export async function recordDecisions(db: Pool, rows: DecisionRecord[]): Promise
           d.error ?? null,
           cleanUrl(d.url),
           d.loop ?? null,
+          LOOP_KINDS,
         ],
       );
     }

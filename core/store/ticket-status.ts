@@ -100,8 +100,16 @@ export async function ticketStatus(opts: {
       lastActiveAt: last,
     };
   });
+  // Newest first. A Date keeps milliseconds and the database microseconds, so two tickets whose
+  // rows fall in one millisecond compare equal here: they keep the database's order (newest
+  // first at full precision), then the ticket name, so the order is total and never a tie.
+  const rank = new Map(summaries.map((s, i) => [s.ticket, i]));
+  const rankOf = (t: string) => rank.get(t) ?? summaries.length;
   rows.sort(
-    (a, b) => (b.lastActiveAt?.getTime() ?? 0) - (a.lastActiveAt?.getTime() ?? 0) || a.ticket.localeCompare(b.ticket),
+    (a, b) =>
+      (b.lastActiveAt?.getTime() ?? 0) - (a.lastActiveAt?.getTime() ?? 0) ||
+      rankOf(a.ticket) - rankOf(b.ticket) ||
+      a.ticket.localeCompare(b.ticket),
   );
   return { tickets: rows, databaseError };
 }

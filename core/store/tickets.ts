@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { LOOP_KINDS } from '../ports/agent.js';
 import type { TicketState, TicketSummary } from '../ports/store.js';
 
 const EVENT_STATE: Record<string, TicketState> = {
@@ -51,7 +52,7 @@ export async function ticketSummaries(db: Pool, repo: string): Promise<TicketSum
      )
      SELECT t.ticket, t.at,
        (SELECT count(*) FROM runs r WHERE r.repo = $1 AND r.ticket = t.ticket
-          AND r.kind IN ('continue', 'retry', 'fix-review'))::int AS loops,
+          AND r.kind = ANY($2::text[]))::int AS loops,
        (SELECT COALESCE(sum(cost_usd), 0) FROM runs r WHERE r.repo = $1 AND r.ticket = t.ticket)::text AS cost,
        (SELECT count(*) FROM lessons l WHERE l.repo = $1 AND l.ticket = t.ticket
           AND l.resolved_at IS NOT NULL)::int AS fixes,
@@ -63,7 +64,7 @@ export async function ticketSummaries(db: Pool, repo: string): Promise<TicketSum
      LEFT JOIN LATERAL (SELECT kind, agent_status, created_at FROM runs r WHERE r.repo = $1 AND r.ticket = t.ticket
                         AND r.kind <> 'distill' ORDER BY id DESC LIMIT 1) c ON true
      ORDER BY t.at DESC NULLS LAST, t.ticket`,
-    [repo],
+    [repo, LOOP_KINDS],
   );
   return r.rows.map((row) => ({
     ticket: row.ticket,

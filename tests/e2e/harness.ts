@@ -15,6 +15,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
 import { expect } from 'vitest';
+import { CREDENTIALS } from '../../core/agent/credentials.js';
 import { runPaths } from '../../core/layout.js';
 import { run } from '../../core/process/run.js';
 import { repoKey } from '../../core/repo/git.js';
@@ -327,11 +328,13 @@ export interface ChalkOptions {
   timeoutMs?: number;
 }
 
-/** This process's environment without any CHALK_* or ANTHROPIC_* setting. */
+const CREDENTIAL_NAMES: ReadonlySet<string> = new Set(CREDENTIALS);
+
+/** This process's environment without any CHALK_* or ANTHROPIC_* setting or agent credential. */
 export function cleanEnv(): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env))
-    if (!k.startsWith('CHALK_') && !k.startsWith('ANTHROPIC_') && k !== 'CLAUDE_CODE_OAUTH_TOKEN') base[k] = v;
+    if (!k.startsWith('CHALK_') && !k.startsWith('ANTHROPIC_') && !CREDENTIAL_NAMES.has(k)) base[k] = v;
   return base;
 }
 

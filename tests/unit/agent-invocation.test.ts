@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ClaudeAgent } from '../../core/agent/driver.js';
 import {
   type AgentSettings,
   accessOf,
@@ -8,7 +9,7 @@ import {
   startModeInvocation,
 } from '../../core/agent/invocation.js';
 import { answerJsonSchema, parseAnswer } from '../../core/agent/schemas.js';
-import { CALL_KINDS, type CallKind } from '../../core/ports/agent.js';
+import { CALL_KINDS, type CallKind, isLoopKind, LOOP_KINDS } from '../../core/ports/agent.js';
 
 const settings: AgentSettings = {
   budgetUsd: '1.00',
@@ -79,8 +80,23 @@ describe('buildInvocation', () => {
   });
 
   it('gives write access only to loops', () => {
-    expect(CALL_KINDS.filter((k) => accessOf(k) === 'write')).toEqual(['continue', 'retry', 'fix-review']);
+    expect(CALL_KINDS.filter((k) => accessOf(k) === 'write')).toEqual([...LOOP_KINDS]);
+    expect(CALL_KINDS.filter(isLoopKind)).toEqual(['continue', 'retry', 'fix-review']);
+    expect(isLoopKind('review')).toBe(false);
   });
+
+  it.each([{}, { model: '' }, { reviewModel: 'sonnet' }, { cheapModel: '' }])(
+    'the Agent port names the model each kind asks for, as its invocation passes it (%o)',
+    (over) => {
+      const s = { ...settings, ...over };
+      const agent = new ClaudeAgent(s);
+      for (const kind of CALL_KINDS) {
+        const argv = buildInvocation({ kind, settings: s, systemPromptFile: '/chalk/system.md' });
+        const passed = argv.includes('--model') ? valueAfter(argv, '--model') : '';
+        expect(agent.modelFor(kind), kind).toBe(passed);
+      }
+    },
+  );
 
   it('never puts a prompt or a credential on the command line', () => {
     for (const kind of CALL_KINDS) {

@@ -1,9 +1,10 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UserError } from '../../core/errors.js';
 import { SHARE_DIR } from '../../core/paths.js';
+import { CALL_KINDS, LOOP_KINDS } from '../../core/ports/agent.js';
 import {
   buildBreakdownPrompt,
   buildDistillPrompt,
@@ -21,6 +22,7 @@ import {
   readTextbook,
   renderLoopPrompt,
 } from '../../core/run/prompt.js';
+import { CALL_PROMPTS } from '../../core/setup/prompts.js';
 
 const shipped = (name: string) => readFileSync(join(SHARE_DIR, 'prompts', `${name}.md`), 'utf8');
 
@@ -62,6 +64,40 @@ describe('the shipped prompts', () => {
     for (const p of ['TICKET', 'SPEC_FILE', 'NOTES_FILE', 'RUBRIC_COMMAND', 'BASE_REF', 'EPIC']) {
       expect(readme).toContain(`{{${p}}}`);
     }
+  });
+});
+
+describe('call kinds and prompt names', () => {
+  it('give every call kind its own prompt, and name a prompt for nothing else but the system prompt', () => {
+    const mapped = CALL_KINDS.map((kind) => CALL_PROMPTS[kind]);
+    expect(new Set(mapped).size).toBe(CALL_KINDS.length);
+    expect(Object.keys(CALL_PROMPTS).sort()).toEqual([...CALL_KINDS].sort());
+    expect([...PROMPT_NAMES].sort()).toEqual(['system', ...mapped].sort());
+    expect(new Set(PROMPT_NAMES).size).toBe(PROMPT_NAMES.length);
+  });
+
+  it('are the shipped prompt files, no more and no fewer', () => {
+    const files = readdirSync(join(SHARE_DIR, 'prompts'))
+      .filter((f) => f.endsWith('.md') && f !== 'README.md')
+      .map((f) => f.slice(0, -3));
+    expect(files.sort()).toEqual([...PROMPT_NAMES].sort());
+  });
+
+  it('keep the order the prompt-set hash reads them in (a new order would change every recorded hash)', () => {
+    expect(PROMPT_NAMES).toEqual([
+      'system',
+      'continue',
+      'retry',
+      'fix-review',
+      'spec-check',
+      'review',
+      'distill',
+      'breakdown',
+    ]);
+  });
+
+  it('ask each loop kind with its own prompt', () => {
+    for (const kind of LOOP_KINDS) expect(CALL_PROMPTS[kind]).toBe(kind);
   });
 });
 

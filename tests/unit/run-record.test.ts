@@ -136,6 +136,7 @@ describe('a call cut short by a signal', () => {
         seen = tracker.current;
         return result as never;
       },
+      modelFor: (kind) => (kind === 'retry' ? 'sonnet-from-the-agent' : 'other'),
     };
     let t = 1_000;
     const tracked = trackingAgent(agent, tracker, () => t);
@@ -150,15 +151,17 @@ describe('a call cut short by a signal', () => {
     expect(seen).toMatchObject({ kind: 'review', loop: 0 });
 
     t = 8_600;
+    expect(tracked.modelFor('retry')).toBe('sonnet-from-the-agent');
     const config = loadConfig({ root: null, env: { CHALK_MODEL: 'sonnet', CHALK_FP_RULES: 'on' } });
-    const deps = { config } as RunDeps;
+    // The model recorded is the one the Agent port says the kind asks for, not a rule of core's.
+    const deps = { config, agent: tracked } as RunDeps;
     const row = interruptedRecord(ctx, deps, { kind: 'retry', loop: 4, startedAt: 1_000 }, 'SHOP-7-1', t);
     expect(row).toMatchObject({
       loop: 4,
       kind: 'retry',
       agentStatus: 'interrupted',
       progressed: false,
-      model: 'sonnet',
+      model: 'sonnet-from-the-agent',
       costUsd: 0,
       budgetUsd: 1,
       durationS: 8,

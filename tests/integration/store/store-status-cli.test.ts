@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,6 +74,11 @@ describe.each(BACKENDS)('chalk status on $name', (backend) => {
     const run8 = join(env.XDG_STATE_HOME as string, 'chalk', key, 'runs', 'PROJ-8');
     mkdirSync(run8, { recursive: true });
     writeFileSync(join(run8, 'pid'), `${process.pid}\n`);
+    // Its run directory is the newest activity by construction, not by the clocks: a directory's
+    // mtime comes from the kernel's coarse clock and the rows' times from the database's, and the
+    // rows above land within the same millisecond or two, so "made after" is not "newer than".
+    const later = new Date(Date.now() + 3_600_000);
+    utimesSync(run8, later, later);
   });
   afterAll(async () => {
     await db?.dispose();
