@@ -1,5 +1,5 @@
 import { Command, Option } from 'clipanion';
-import { ConfigError, loadConfig } from '../core/config/config.js';
+import { ConfigError } from '../core/config/config.js';
 import { ConsoleLog } from '../core/kernel/console-log.js';
 import type { CheckResult, DoctorCheck } from '../core/kernel/doctor.js';
 import { worktreeRoot } from '../core/repo/git.js';
@@ -12,7 +12,7 @@ import {
   nodeCheck,
   runChecks,
 } from '../core/setup/doctor.js';
-import { kernelContext } from './context.js';
+import { kernelContext, loadCommandConfig } from './context.js';
 
 export default class DoctorCommand extends Command {
   static override paths = [['doctor']];
@@ -27,9 +27,8 @@ export default class DoctorCommand extends Command {
     const checks: DoctorCheck[] = [nodeCheck(), gitCheck()];
     let results: CheckResult[];
     try {
-      const config = loadConfig({ root, warn: (l) => log.warn(l) });
-      const { kernel } = await kernelContext({ root, config, log });
-      checks.push(configCheck(config), credentialsCheck(), forgeCheck(kernel, root), ...kernel.checks);
+      const { kernel } = await kernelContext({ root, config: loadCommandConfig(root, log), log });
+      checks.push(configCheck(kernel.config), credentialsCheck(), forgeCheck(kernel, root), ...kernel.checks);
       results = await runChecks(checks);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;

@@ -1,6 +1,10 @@
 import type { CommandClass } from 'clipanion';
+import { UserError } from '../core/errors.js';
+import type { Plugin } from '../core/kernel/kernel.js';
 
-export type Group = 'Setup' | 'Work' | 'Failure lifecycle';
+/** The built-in groups; a plugin's commands go under their own group ('Plugins' unless they say). */
+export type Group = 'Setup' | 'Work' | 'Failure lifecycle' | (string & {});
+const GROUPS: readonly Group[] = ['Setup', 'Work', 'Failure lifecycle'];
 
 /**
  * Every command, with the words that select it and a lazy loader, so a
@@ -13,6 +17,8 @@ export interface CommandEntry {
   /** The usage line shown by `chalk help`. */
   usage: string;
   load: () => Promise<CommandClass>;
+  /** The plugin that added the command; absent for a built-in one. */
+  plugin?: string;
 }
 
 /** A command loaded from a module's default export, or from the named export `name`. */
@@ -84,20 +90,61 @@ export const COMMANDS: CommandEntry[] = [
   ),
 ];
 
-/** The entry whose path is the longest prefix of the arguments. */
-export function findCommand(args: string[]): CommandEntry | undefined {
+/** The entry whose path is the longest prefix of the arguments (among the built-in commands unless told). */
+export function findCommand(args: string[], commands: readonly CommandEntry[] = COMMANDS): CommandEntry | undefined {
   let best: CommandEntry | undefined;
-  for (const c of COMMANDS) {
+  for (const c of commands) {
     if (c.path.every((w, i) => args[i] === w) && (!best || c.path.length > best.path.length)) best = c;
   }
   return best;
 }
 
-export function usageText(version: string): string {
-  const groups: Group[] = ['Setup', 'Work', 'Failure lifecycle'];
+/**
+ * The entries of the commands plugins declare. A command may not take a built-in command's
+ * first word (it could never run, or would shadow part of Chalk's own), nor another plugin's
+ * words; either is refused with one line naming the plugin.
+ */
+export function pluginCommands(
+  plugins: readonly Pick<Plugin, 'name' | 'commands'>[],
+  clipanion: () => Promise<typeof import('clipanion')>,
+): CommandEntry[] {
+  const builtinWords = new Set(COMMANDS.map((c) => c.path[0]));
+  const entries: CommandEntry[] = [];
+  for (const plugin of plugins) {
+    for (const command of plugin.commands ?? []) {
+      const words = `chalk ${command.path.join(' ')}`;
+      if (builtinWords.has(command.path[0])) {
+        throw new UserError(
+          `plugin ${plugin.name}'s command '${words}' starts with '${command.path[0]}', a built-in command's word; rename it`,
+        );
+      }
+      const same = entries.find((e) => e.path.join(' ') === command.path.join(' '));
+      if (same) {
+        throw new UserError(`plugins ${same.plugin} and ${plugin.name} both add the command '${words}'`);
+      }
+      entries.push({
+        path: command.path,
+        group: command.group ?? 'Plugins',
+        usage: command.usage,
+        plugin: plugin.name,
+        load: async () => command.load(await clipanion()),
+      });
+    }
+  }
+  return entries;
+}
+
+/** `chalk help`: the built-in commands by group, then the plugins' (`extra`) by theirs. */
+export function usageText(version: string, extra: readonly CommandEntry[] = []): string {
+  const all = [...COMMANDS, ...extra];
+  const groups = [...GROUPS, ...new Set(extra.map((c) => c.group).filter((g) => !GROUPS.includes(g)))];
   const lines = [`chalk ${version}: runs Claude Code agents unattended on tickets`, ''];
   for (const g of groups) {
-    const usages = [...new Set(COMMANDS.filter((c) => c.group === g).map((c) => c.usage))];
+    const usages = [
+      ...new Set(
+        all.filter((c) => c.group === g).map((c) => (c.plugin ? `${c.usage}  (plugin ${c.plugin})` : c.usage)),
+      ),
+    ];
     if (usages.length === 0) continue;
     lines.push(g);
     for (const u of usages) lines.push(`  ${u}`);

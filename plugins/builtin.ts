@@ -1,15 +1,37 @@
 import type { PluginSource } from '../core/kernel/boot.js';
+import type { Plugin } from '../core/kernel/kernel.js';
+import { DECIDER_HTTP_KEYS } from './decider-http/keys.js';
+import { SANDBOX_PLUGIN_KEYS } from './sandbox-docker/keys.js';
 
 /**
- * Every built-in plugin, in registration order. Each is imported only when a
- * command boots a kernel, so `chalk version` and `chalk config` stay fast.
+ * A built-in plugin as the CLI knows it before importing it: its name, what it declares
+ * (the same lists the plugin's own object carries; tests/unit/plugin-declarations.test.ts
+ * holds them equal) and a loader. Commands that boot no kernel (`chalk config`, `chalk init`)
+ * read the declarations; only a kernel imports the plugins.
  */
-export const BUILTIN_PLUGINS: readonly PluginSource[] = [
-  async () => (await import('../core/store/plugin.js')).storePlugin,
-  async () => (await import('../core/forge/plugin.js')).forgeSelection,
-  async () => (await import('./forge-github/index.js')).default,
-  async () => (await import('./forge-gitlab/index.js')).default,
-  async () => (await import('./decider-http/index.js')).default,
-  async () => (await import('./sandbox-docker/index.js')).default,
-  async () => (await import('../core/agent/plugin.js')).agentPlugin,
+export interface BuiltinPlugin extends Pick<Plugin, 'name' | 'configuration' | 'commands'> {
+  load: PluginSource;
+}
+
+/** Every built-in plugin, in registration order. */
+export const BUILTINS: readonly BuiltinPlugin[] = [
+  { name: 'store', load: async () => (await import('../core/store/plugin.js')).storePlugin },
+  { name: 'core-forge', load: async () => (await import('../core/forge/plugin.js')).forgeSelection },
+  { name: 'forge-github', load: async () => (await import('./forge-github/index.js')).default },
+  { name: 'forge-gitlab', load: async () => (await import('./forge-gitlab/index.js')).default },
+  { name: 'core-decider', load: async () => (await import('../core/decision/plugin.js')).deciderSelection },
+  {
+    name: 'decider-http',
+    configuration: DECIDER_HTTP_KEYS,
+    load: async () => (await import('./decider-http/index.js')).default,
+  },
+  {
+    name: 'sandbox-docker',
+    configuration: SANDBOX_PLUGIN_KEYS,
+    load: async () => (await import('./sandbox-docker/index.js')).default,
+  },
+  { name: 'core-agent', load: async () => (await import('../core/agent/plugin.js')).agentPlugin },
 ];
+
+/** The loaders alone, for bootKernel. */
+export const BUILTIN_PLUGINS: readonly PluginSource[] = BUILTINS.map((b) => b.load);

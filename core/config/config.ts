@@ -1,7 +1,11 @@
 import { join } from 'node:path';
 import { UserError } from '../errors.js';
 import { readRepoFile } from '../fs/repo-file.js';
-import { KEY_BY_NAME, KEYS, type KeySpec } from './keys.js';
+import { ConfigError } from './errors.js';
+import type { KeySpec } from './schemas.js';
+import { CORE_TABLE, type KeyTable } from './table.js';
+
+export { ConfigError } from './errors.js';
 
 export type Source = 'env' | 'file' | 'default';
 
@@ -14,25 +18,23 @@ export interface ConfigEntry {
   source: Source;
   secret: boolean;
   scope: KeySpec['scope'];
-}
-
-/** Thrown for a bad value or a malformed config line: its message is the one line shown to the user. */
-export class ConfigError extends UserError {
-  override name = 'ConfigError';
+  /** Who declared the key: `core` or a plugin's name. */
+  plugin: string;
 }
 
 const KEY_RE = /^[A-Z][A-Z0-9_]*$/;
 
 export interface ParsedFile {
+  /**
+   * Every `KEY=value` line, in file order (a later line wins). Which keys count is the
+   * key table's business: only repository keys are ever read from here.
+   */
   values: Map<string, string>;
-  /** Keys in the file that are not repository keys, in file order, each once. */
-  unknown: string[];
 }
 
 /** Reads `KEY=value` lines: no quotes, no expansion, never executed. */
 export function parseConfigFile(text: string, path = '.chalk/config'): ParsedFile {
   const values = new Map<string, string>();
-  const unknown: string[] = [];
   text.split(/\r?\n/).forEach((line, i) => {
     const trimmed = line.trim();
     if (trimmed === '' || trimmed.startsWith('#')) return;
@@ -43,14 +45,9 @@ export function parseConfigFile(text: string, path = '.chalk/config'): ParsedFil
         `${path} line ${i + 1}: expected KEY=value with KEY like CHALK_TEST_CMD (got '${trimmed}')`,
       );
     }
-    const spec = KEY_BY_NAME.get(key);
-    if (spec?.scope !== 'repo') {
-      if (!unknown.includes(key)) unknown.push(key);
-      return;
-    }
     values.set(key, line.slice(eq + 1));
   });
-  return { values, unknown };
+  return { values };
 }
 
 export interface LoadOptions {
@@ -59,6 +56,18 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
   /** Called once per unknown key. */
   warn?: (line: string) => void;
+  /**
+   * The key table: core's keys and those of the plugins known so far (default: core's
+   * alone). The kernel widens it with every plugin's keys once they load (`withKeys`).
+   */
+  keys?: KeyTable;
+}
+
+/** Where the values came from, kept so the same sources can be read against a wider key table. */
+interface Sources {
+  env: NodeJS.ProcessEnv;
+  file: ParsedFile;
+  warn: (line: string) => void;
 }
 
 /** The effective, validated configuration of one repository. */
@@ -66,7 +75,20 @@ export class Config {
   constructor(
     readonly entries: ReadonlyMap<string, ConfigEntry>,
     readonly root: string | null,
+    private readonly sources: Sources = { env: {}, file: { values: new Map() }, warn: () => {} },
+    /** The key table these entries were read against. */
+    readonly table: KeyTable = CORE_TABLE,
   ) {}
+
+  /**
+   * The same environment and file read against another key table: the kernel's, once the
+   * plugins named in CHALK_PLUGINS have loaded and their keys are known. Validates every key
+   * (a plugin key's bad value is a ConfigError, one line) and then warns about the file's
+   * keys that no one declared.
+   */
+  withKeys(table: KeyTable): Config {
+    return resolveConfig({ table, root: this.root, sources: this.sources, final: true });
+  }
 
   /** The raw effective string of a key. */
   str(key: string): string {
@@ -100,12 +122,13 @@ export class Config {
   }
 
   /** Entries for display: secrets masked. */
-  display(): Array<{ key: string; value: string; source: Source; scope: string }> {
+  display(): Array<{ key: string; value: string; source: Source; scope: string; plugin: string }> {
     return [...this.entries.values()].map((e) => ({
       key: e.key,
       value: e.secret && e.raw !== '' ? '********' : e.raw,
       source: e.source,
       scope: e.scope,
+      plugin: e.plugin,
     }));
   }
 }
@@ -134,31 +157,32 @@ export function readConfigFile(root: string | null): ParsedFile | null {
   return text === null ? null : parseConfigFile(text);
 }
 
-/** Environment > file > default; an empty environment value means the default. */
+/**
+ * Environment > file > default; an empty environment value means the default.
+ * When CHALK_PLUGINS names plugins, their keys are not known yet: the file's other keys are
+ * warned about only when the kernel's table is (`withKeys`).
+ */
 export function loadConfig(opts: LoadOptions): Config {
   const env = opts.env ?? process.env;
   const warn = opts.warn ?? ((line: string) => process.stderr.write(`warning: ${line}\n`));
-  const file = readConfigFile(opts.root) ?? { values: new Map(), unknown: [] };
-  if (opts.root) {
-    const path = join(opts.root, CONFIG_FILE);
-    for (const key of file.unknown) {
-      const id = `${path}\0${key}`;
-      if (warnedUnknown.has(id)) continue;
-      warnedUnknown.add(id);
-      warn(`ignoring unknown key in .chalk/config: ${key}`);
-    }
-  }
+  const file = readConfigFile(opts.root) ?? { values: new Map<string, string>() };
+  return resolveConfig({ table: opts.keys ?? CORE_TABLE, root: opts.root, sources: { env, file, warn }, final: false });
+}
+
+function resolveConfig(o: { table: KeyTable; root: string | null; sources: Sources; final: boolean }): Config {
+  const { env, file } = o.sources;
   const entries = new Map<string, ConfigEntry>();
-  for (const spec of KEYS) {
+  for (const spec of o.table) {
     const fromEnv = env[spec.name];
+    const fromFile = spec.scope === 'repo' ? file.values.get(spec.name) : undefined;
     let raw: string;
     let source: Source;
     if (fromEnv !== undefined) {
       // Set but empty in the environment: the default, never the file.
       raw = fromEnv === '' ? spec.default : fromEnv;
       source = fromEnv === '' ? 'default' : 'env';
-    } else if (file.values.has(spec.name) && file.values.get(spec.name) !== '') {
-      raw = file.values.get(spec.name) as string;
+    } else if (fromFile !== undefined && fromFile !== '') {
+      raw = fromFile;
       source = 'file';
     } else {
       raw = spec.default;
@@ -178,11 +202,27 @@ export function loadConfig(opts: LoadOptions): Config {
       source,
       secret: spec.secret === true,
       scope: spec.scope,
+      plugin: spec.plugin,
     });
   }
-  const config = new Config(entries, opts.root);
+  const config = new Config(entries, o.root, o.sources, o.table);
   crossCheck(config);
+  const pluginsPending = entries.has('CHALK_PLUGINS') && config.list('CHALK_PLUGINS').length > 0;
+  if (o.root && (o.final || !pluginsPending)) warnUnknown(o.root, o.table, o.sources);
   return config;
+}
+
+/** Warns once per file and key about a `.chalk/config` key that is not a repository key of the table. */
+function warnUnknown(root: string, table: KeyTable, sources: Sources): void {
+  const repoKeys = new Set(table.filter((k) => k.scope === 'repo').map((k) => k.name));
+  const path = join(root, CONFIG_FILE);
+  for (const key of sources.file.values.keys()) {
+    if (repoKeys.has(key)) continue;
+    const id = `${path}\0${key}`;
+    if (warnedUnknown.has(id)) continue;
+    warnedUnknown.add(id);
+    sources.warn(`ignoring unknown key in .chalk/config: ${key}`);
+  }
 }
 
 function crossCheck(config: Config): void {

@@ -1,126 +1,39 @@
 import { z } from 'zod';
-import { parseLimit } from '../protocol/entry.js';
+import {
+  autoOrPositive,
+  bool,
+  dollars,
+  got,
+  httpUrl,
+  type KeySpec,
+  MINUTES,
+  machineKey as machine,
+  oneOf,
+  positiveInt,
+  postgresUrl,
+  repoKey as repo,
+  SECONDS,
+  timerDelay,
+  wholeNumber,
+} from './schemas.js';
 
-/** Where a key may be set: `repo` keys in `.chalk/config` or the environment; `machine` keys only in the environment. */
-export type KeyScope = 'repo' | 'machine';
-
-export interface KeySpec {
-  name: string;
-  scope: KeyScope;
-  default: string;
-  /** One line for the `.chalk/config` template and `chalk config`. */
-  help: string;
-  /** Parses the raw string; the error message is the whole user-facing line. */
-  schema: z.ZodType<unknown>;
-  secret?: boolean;
-  /** Keys shipped in the `chalk init` template (every repo key unless false). */
-  inTemplate?: boolean;
-}
-
-const got = (v: unknown) => `(got '${String(v)}')`;
-
-const oneOf = (key: string, values: readonly string[]) => {
-  const words =
-    values.length === 2
-      ? `'${values[0]}' or '${values[1]}'`
-      : `${values
-          .slice(0, -1)
-          .map((v) => `'${v}'`)
-          .join(', ')} or '${values[values.length - 1]}'`;
-  return z.string().refine((v) => values.includes(v), { error: (i) => `${key} must be ${words} ${got(i.input)}` });
-};
-
-const positiveInt = (key: string, what = 'a positive whole number') =>
-  z
-    .string()
-    .refine((v) => /^[1-9][0-9]*$/.test(v), { error: (i) => `${key} must be ${what} ${got(i.input)}` })
-    .transform(Number);
-
-const wholeNumber = (key: string) =>
-  z
-    .string()
-    .refine((v) => /^[0-9]+$/.test(v), { error: (i) => `${key} must be a whole number ${got(i.input)}` })
-    .transform(Number);
-
-const autoOrPositive = (key: string, what: string) =>
-  z.string().refine((v) => v === 'auto' || /^[1-9][0-9]*$/.test(v), {
-    error: (i) => `${key} must be 'auto' or ${what} ${got(i.input)}`,
-  });
-
-/** The longest delay Node's timers hold, 2^31-1 ms (about 24.8 days); a longer one fires at once. */
-export const MAX_TIMER_MS = 2_147_483_647;
+export type { KeyScope, KeySpec } from './schemas.js';
+export { MAX_TIMER_MS } from './schemas.js';
 
 /**
- * A count of `unit`s that becomes a timer delay, refused (before `rest` reads it) when
- * value times unit is more than Node's timers hold, where it would fire at once instead.
+ * Core's configuration keys, repository keys first in template order. Plugins declare their
+ * own (`Plugin.configuration`); the kernel's table is this plus theirs (table.ts).
  */
-const timerDelay = (key: string, unit: { name: string; ms: number }, rest: z.ZodType<unknown, string>) => {
-  const max = Math.floor(MAX_TIMER_MS / unit.ms);
-  return z
-    .string()
-    .refine((v) => !/^[0-9]+$/.test(v) || Number(v) <= max, {
-      error: (i) => `${key} must be at most ${max} ${unit.name} (the longest wait Node's timers hold) ${got(i.input)}`,
-    })
-    .pipe(rest);
-};
-const SECONDS = { name: 'seconds', ms: 1000 };
-const MINUTES = { name: 'minutes', ms: 60_000 };
-
-const bool = (key: string) => oneOf(key, ['true', 'false']).transform((v) => v === 'true');
-
-const dollars = (key: string) =>
-  z
-    .string()
-    .refine((v) => /^[0-9]+(\.[0-9]+)?$/.test(v) && Number(v) > 0, {
-      error: (i) => `${key} must be a positive amount of US dollars, like 1.00 ${got(i.input)}`,
-    })
-    .transform(Number);
-
-const httpUrl = (key: string) =>
-  z.string().refine(
-    (v) => {
-      if (!/^https?:\/\//.test(v)) return false;
-      try {
-        new URL(v);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    { error: (i) => `${key} must be an http:// or https:// URL ${got(i.input)}` },
-  );
-
-const postgresUrl = (key: string) =>
-  z.string().refine((v) => v === '' || /^postgres(ql)?:\/\//.test(v), {
-    // Never echo the value: a connection string may carry a password.
-    error: () => `${key} must be a postgres:// or postgresql:// connection string`,
-  });
-
-const text = z.string();
-
-const repo = (
-  name: string,
-  def: string,
-  help: string,
-  schema: z.ZodType<unknown> = text,
-  extra: Partial<KeySpec> = {},
-) => ({ name, scope: 'repo', default: def, help, schema, ...extra }) satisfies KeySpec;
-const machine = (
-  name: string,
-  def: string,
-  help: string,
-  schema: z.ZodType<unknown> = text,
-  extra: Partial<KeySpec> = {},
-) => ({ name, scope: 'machine', default: def, help, schema, ...extra }) satisfies KeySpec;
-
-/** Every configuration key, repository keys first in template order. */
 export const KEYS: readonly KeySpec[] = [
   repo('CHALK_BASE_BRANCH', 'main', 'Branch that ticket worktrees start from and requests target'),
   repo(
     'CHALK_FORGE',
     'auto',
-    'auto (github.com origin -> github, else gitlab), github, gitlab or none',
-    oneOf('CHALK_FORGE', ['auto', 'github', 'gitlab', 'none']),
+    'auto (github.com origin -> github, else gitlab; none without an origin) or the name of a forge a plugin offers: github, gitlab, none, ...',
+    z.string().refine((v) => /^[a-z0-9][a-z0-9._-]{0,63}$/.test(v), {
+      // Which names exist is known once the plugins are registered: the kernel checks it when it settles.
+      error: (i) => `CHALK_FORGE must be 'auto' or a forge's name, like 'github', 'gitlab' or 'none' ${got(i.input)}`,
+    }),
   ),
   repo(
     'CHALK_TEST_CMD',
@@ -161,20 +74,6 @@ export const KEYS: readonly KeySpec[] = [
     autoOrPositive('CHALK_MAX_PARALLEL', 'a positive whole number'),
   ),
   repo(
-    'CHALK_SANDBOX_MEM_MB',
-    '2048',
-    'MiB of memory one sandbox may use (its limit, with no swap beyond it)',
-    positiveInt('CHALK_SANDBOX_MEM_MB', 'a positive whole number of MiB').transform(Number),
-  ),
-  repo(
-    'CHALK_SANDBOX_CPUS',
-    'auto',
-    "CPUs one sandbox may use: auto (half the Docker engine's, at least 1) or a number like 1.5",
-    z.string().refine((v) => v === 'auto' || (/^[0-9]+(\.[0-9]+)?$/.test(v) && Number(v) > 0 && Number(v) <= 1024), {
-      error: (i) => `CHALK_SANDBOX_CPUS must be 'auto' or a positive number of CPUs like 2 or 1.5 ${got(i.input)}`,
-    }),
-  ),
-  repo(
     'CHALK_OUTPUT_CAP_MB',
     '64',
     'MiB of output the host takes from any one command in the sandbox (its log holds that much); past it the command is stopped',
@@ -205,15 +104,6 @@ export const KEYS: readonly KeySpec[] = [
     '30',
     'Resolved lessons needed before semantic recall and rerank',
     wholeNumber('CHALK_DECIDER_MIN_LESSONS'),
-  ),
-  repo('CHALK_IMAGE', 'chalk-sandbox:local', 'Sandbox image; a non-default image is never built, only used'),
-  repo(
-    'CHALK_TMPFS_SIZE',
-    '4g',
-    'Size of the RAM disk the clone lives on',
-    z.string().refine((v) => /^[1-9][0-9]*[kmg]?$/i.test(v), {
-      error: (i) => `CHALK_TMPFS_SIZE must be a size like 512m or 4g ${got(i.input)}`,
-    }),
   ),
   repo('CHALK_TEXTBOOK', '.chalk/textbook.md', 'Rules appended to every agent system prompt'),
   repo(
@@ -250,24 +140,13 @@ export const KEYS: readonly KeySpec[] = [
     timerDelay('CHALK_DB_TIMEOUT', SECONDS, autoOrPositive('CHALK_DB_TIMEOUT', 'a positive number of seconds')),
   ),
   machine('CHALK_DECIDER_URL', 'http://127.0.0.1:8471', 'Decider base URL', httpUrl('CHALK_DECIDER_URL')),
-  machine('CHALK_DECIDER_TOKEN', '', 'Bearer token for the decider', text, { secret: true }),
   machine(
-    'CHALK_DECIDER_LIMIT',
-    'max_concurrent=4',
-    'Decider admission: max_concurrent=N (calls in flight) or tpm=N[,burst=N] (a token bucket per minute)',
-    z.string().superRefine((v, ctx) => {
-      try {
-        parseLimit(v, 'CHALK_DECIDER_LIMIT');
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', message: (err as Error).message });
-      }
+    'CHALK_DECIDER_PROVIDER',
+    'auto',
+    'auto (a loopback CHALK_DECIDER_URL -> local when a plugin offers it, else hosted) or the name of a decider a plugin offers',
+    z.string().refine((v) => /^[a-z0-9][a-z0-9._-]{0,63}$/.test(v), {
+      error: (i) => `CHALK_DECIDER_PROVIDER must be 'auto' or a decider's name, like 'hosted' ${got(i.input)}`,
     }),
-  ),
-  machine(
-    'CHALK_DECIDER_CONTEXT_TOKENS',
-    '4096',
-    "The decider's context window in tokens; a request counted above it is not sent",
-    positiveInt('CHALK_DECIDER_CONTEXT_TOKENS'),
   ),
   machine('CHALK_EMBED_URL', 'http://127.0.0.1:8472', 'Embedding service base URL', httpUrl('CHALK_EMBED_URL')),
   machine(
@@ -286,37 +165,4 @@ export const KEYS: readonly KeySpec[] = [
       autoOrPositive('CHALK_DECIDER_TIMEOUT', 'a positive number of seconds'),
     ),
   ),
-  machine(
-    'CHALK_SANDBOX_BASE',
-    '',
-    'Base image chalk sandbox build builds on (any Debian-based image); empty: the base the image was made on, else node:22-bookworm-slim',
-  ),
-  machine(
-    'CHALK_SANDBOX_CA',
-    '',
-    'Extra CA bundle carried into the sandbox image; empty: NODE_EXTRA_CA_CERTS, else SSL_CERT_FILE',
-  ),
-  machine('CHALK_OTEL_ENDPOINT', '', 'Export Claude Code telemetry to this OTLP endpoint'),
-  machine(
-    'CHALK_OTEL_HEADERS',
-    'false',
-    'true: also hand OTEL_EXPORTER_OTLP_HEADERS (often a token) to the agent CLI in the sandbox',
-    bool('CHALK_OTEL_HEADERS'),
-  ),
-  machine(
-    'CHALK_OTEL_PROTOCOL',
-    'grpc',
-    'OTLP protocol',
-    oneOf('CHALK_OTEL_PROTOCOL', ['grpc', 'http/protobuf', 'http/json']),
-  ),
-  machine(
-    'CHALK_OTEL_SIGNALS',
-    'traces',
-    'Comma list of traces, metrics, logs',
-    z.string().refine((v) => v.split(',').every((s) => ['traces', 'metrics', 'logs'].includes(s.trim())), {
-      error: (i) => `CHALK_OTEL_SIGNALS must be a comma list of 'traces', 'metrics' and 'logs' ${got(i.input)}`,
-    }),
-  ),
 ];
-
-export const KEY_BY_NAME: ReadonlyMap<string, KeySpec> = new Map(KEYS.map((k) => [k.name, k]));

@@ -1,17 +1,23 @@
-import { KEYS } from './keys.js';
+import { CORE, CORE_TABLE, type KeyTable } from './table.js';
 
 /**
- * The commented `.chalk/config` that `chalk init` writes: every repository key
- * with its help line and default, so the template and the defaults never disagree.
+ * The commented `.chalk/config` that `chalk init` writes: every repository key of the
+ * table (core's, then each plugin's under its name) with its help line and default, so the
+ * template and the defaults never disagree.
  */
-export function configTemplate(): string {
+export function configTemplate(table: KeyTable = CORE_TABLE): string {
   const lines = [
     '# Chalk settings for this repository: KEY=value lines, no quotes, never executed.',
     '# The environment wins over this file; an empty environment value means the default.',
     '# `chalk config` shows every effective value and where it came from.',
     '',
   ];
-  for (const k of KEYS.filter((k) => k.scope === 'repo' && k.inTemplate !== false)) {
+  let declarer = CORE;
+  for (const k of table.filter((k) => k.scope === 'repo' && k.inTemplate !== false)) {
+    if (k.plugin !== declarer) {
+      declarer = k.plugin;
+      lines.push(`# --- plugin ${declarer} ---`, '');
+    }
     lines.push(`# ${k.help}`);
     const setHere = k.name === 'CHALK_TEST_CMD' || k.name === 'CHALK_SETUP_CMD';
     lines.push(`${setHere ? '' : '# '}${k.name}=${k.default}`, '');

@@ -11,6 +11,7 @@ export interface ForgeCli {
 /** A forge reached through its CLI: version, login state, opening a request. */
 export class CliForge implements Forge {
   readonly name: string;
+  readonly opensRequests = true;
   constructor(private readonly cli: ForgeCli) {
     this.name = cli.name;
   }

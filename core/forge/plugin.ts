@@ -7,6 +7,7 @@ export const forgeSelection: Plugin = {
   name: 'core-forge',
   register(kernel) {
     kernel.offer('Forge', 'none', { useFactory: () => new NoForge() });
-    kernel.select('Forge', (config) => selectForge(config));
+    // CHALK_FORGE names any forge a plugin offered; a name nothing offered fails when the kernel settles.
+    kernel.select('Forge', (config) => selectForge(config), { setting: 'CHALK_FORGE' });
   },
 };

@@ -1,4 +1,5 @@
 import type { Config } from '../config/config.js';
+import { pluginKeyTable } from '../config/table.js';
 import type { Log } from '../ports/log.js';
 import { Kernel, type Plugin } from './kernel.js';
 import { importPlugin, type ResolvedPlugin, resolvePlugin } from './plugin-loader.js';
@@ -34,15 +35,32 @@ export function checkPlugins(opts: Pick<BootOptions, 'config' | 'root' | 'env'>)
 }
 
 /**
- * Builds a kernel: built-in plugins, then CHALK_PLUGINS in order, then port selection.
- * Plugins named in .chalk/config must be trusted on this machine (core/kernel/plugin-trust.ts);
- * every one is checked before anything, built-ins included, is imported.
+ * Imports the plugins CHALK_PLUGINS names, in order, after `checkPlugins` refused any that
+ * must be trusted and is not. What `chalk config` and `chalk help` call to learn those
+ * plugins' keys and commands without booting a kernel.
+ */
+export async function importNamedPlugins(opts: Pick<BootOptions, 'config' | 'root' | 'env'>): Promise<Plugin[]> {
+  const resolved = checkPlugins(opts);
+  const plugins: Plugin[] = [];
+  for (const plugin of resolved) plugins.push(await importPlugin(plugin));
+  return plugins;
+}
+
+/**
+ * Builds a kernel: the trust check of CHALK_PLUGINS (before anything, built-ins included,
+ * is imported; core/kernel/plugin-trust.ts), the built-in plugins, then CHALK_PLUGINS in
+ * order; then the configuration is read again against the key table they all declare (a
+ * plugin's bad value, or a key declared twice, stops the boot with one line); then every
+ * plugin registers, in the same order, and the ports with offers are selected.
  */
 export async function bootKernel(opts: BootOptions): Promise<Kernel> {
-  const plugins = checkPlugins(opts);
-  const kernel = new Kernel(opts.config, opts.log);
-  for (const source of opts.builtins) await kernel.use(await source());
-  for (const plugin of plugins) await kernel.use(await importPlugin(plugin));
+  const resolved = checkPlugins(opts);
+  const plugins: Plugin[] = [];
+  for (const source of opts.builtins) plugins.push(await source());
+  for (const plugin of resolved) plugins.push(await importPlugin(plugin));
+  const config = opts.config.withKeys(pluginKeyTable(plugins));
+  const kernel = new Kernel(config, opts.log);
+  for (const plugin of plugins) await kernel.use(plugin);
   await kernel.settle();
   return kernel;
 }

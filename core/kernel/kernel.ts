@@ -1,16 +1,39 @@
 import 'reflect-metadata';
+import type { CommandClass } from 'clipanion';
 import { type DependencyContainer, type InjectionToken, container as rootContainer } from 'tsyringe';
 import type { Config } from '../config/config.js';
+import type { KeySpec } from '../config/schemas.js';
 import { UserError } from '../errors.js';
+import { hostGitPort } from '../git/port.js';
 import type { Log } from '../ports/log.js';
 import type { DoctorCheck } from './doctor.js';
 import { createHooks, type LoopHooks } from './hooks.js';
 import { SystemClock } from './system-clock.js';
 import { type PortName, Tokens } from './tokens.js';
 
-/** A plugin binds implementations to ports and taps hooks. */
+/**
+ * A command a plugin adds to the CLI, loaded only when its words are given. `load` is handed
+ * Chalk's own clipanion module, so the command is built on the Command class the CLI runs.
+ */
+export interface PluginCommand {
+  /** The words that select the command, e.g. ['acme', 'sync']; a built-in command's words are refused. */
+  path: string[];
+  /** The usage line `chalk help` shows. */
+  usage: string;
+  /** The `chalk help` group; default 'Plugins'. */
+  group?: string;
+  load(clipanion: typeof import('clipanion')): Promise<CommandClass> | CommandClass;
+}
+
+/**
+ * A plugin: what it adds (configuration keys, commands) declared up front, and `register`,
+ * which binds implementations to ports, offers them for selection, taps hooks and adds
+ * doctor checks. Its keys join the kernel's key table before any plugin registers.
+ */
 export interface Plugin {
   name: string;
+  configuration?: readonly KeySpec[];
+  commands?: readonly PluginCommand[];
   register(kernel: Kernel): void | Promise<void>;
 }
 
@@ -19,8 +42,16 @@ export type Provider<T> =
   | { useFactory: (c: DependencyContainer) => T }
   | { useClass: new (...args: never[]) => T };
 
-/** Picks one named implementation of a port from the configuration (e.g. CHALK_FORGE=auto). */
-export type Selector = (config: Config, offered: string[]) => string | Promise<string>;
+/**
+ * Picks one named implementation of a port from the configuration (e.g. CHALK_FORGE=auto);
+ * null binds nothing (no offer fits, and the port is optional).
+ */
+export type Selector = (config: Config, offered: string[]) => string | null | Promise<string | null>;
+
+export interface SelectOptions {
+  /** The key that names the choice (e.g. CHALK_FORGE): a name nothing offered is refused naming it. */
+  setting?: string;
+}
 
 export class KernelError extends UserError {
   override name = 'KernelError';
@@ -38,7 +69,7 @@ export class Kernel {
   readonly checks: DoctorCheck[] = [];
   private readonly boundBy = new Map<InjectionToken<unknown>, string>();
   private readonly offers = new Map<PortName, Map<string, Provider<unknown>>>();
-  private readonly selectors = new Map<PortName, Selector>();
+  private readonly selectors = new Map<PortName, { selector: Selector; setting?: string }>();
   private registering = 'core';
 
   constructor(
@@ -51,6 +82,7 @@ export class Kernel {
     this.bind(Tokens.Config, { useValue: config });
     this.bind(Tokens.Log, { useValue: log });
     this.bind(Tokens.Clock, { useValue: new SystemClock() });
+    this.bind(Tokens.HostGit, { useValue: hostGitPort });
   }
 
   /** Binds a port (or any token); the last binding wins, so a later plugin replaces an earlier one. */
@@ -80,8 +112,8 @@ export class Kernel {
   }
 
   /** Declares how a port's implementation is chosen among its offers. */
-  select(port: PortName, selector: Selector): void {
-    this.selectors.set(port, selector);
+  select(port: PortName, selector: Selector, opts: SelectOptions = {}): void {
+    this.selectors.set(port, { selector, ...opts });
   }
 
   async use(plugin: Plugin): Promise<void> {
@@ -100,16 +132,20 @@ export class Kernel {
    * later plugin. Called once every plugin is registered.
    */
   async settle(): Promise<void> {
-    for (const [port, selector] of this.selectors) {
+    for (const [port, { selector, setting }] of this.selectors) {
       const token = Tokens[port] as InjectionToken<unknown>;
       const by = this.boundBy.get(token);
       if (by && by !== 'selection') continue;
       const offers = this.offers.get(port) ?? new Map();
       const choice = await selector(this.config, [...offers.keys()]);
+      if (choice === null) continue;
       const provider = offers.get(choice);
       if (!provider) {
+        const offered = [...offers.keys()].join(', ') || 'none';
         throw new KernelError(
-          `no ${port} implementation named '${choice}' (offered: ${[...offers.keys()].join(', ') || 'none'})`,
+          setting
+            ? `${setting}=${choice}: no plugin offers a ${port} named '${choice}' (offered: ${offered})`
+            : `no ${port} implementation named '${choice}' (offered: ${offered})`,
         );
       }
       const previous = this.registering;

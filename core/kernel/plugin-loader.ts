@@ -10,9 +10,38 @@ export class PluginLoadError extends UserError {
   override name = 'PluginLoadError';
 }
 
+const fn = (what: string) =>
+  z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', `${what} must be a function`);
+
+/** A configuration key as a plugin declares it (core/config/schemas.ts KeySpec). */
+const keyShape = z.object({
+  name: z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'a configuration key name must be like ACME_REGION'),
+  scope: z.enum(['repo', 'machine'], { error: "a configuration key's scope must be 'repo' or 'machine'" }),
+  default: z.string({ error: "a configuration key's default must be a string" }),
+  help: z.string({ error: 'a configuration key needs a help line' }),
+  schema: z.custom<z.ZodType<unknown>>(
+    (v) => typeof (v as { safeParse?: unknown } | null)?.safeParse === 'function',
+    "a configuration key's schema must be a zod schema",
+  ),
+  secret: z.boolean().optional(),
+  inTemplate: z.boolean().optional(),
+});
+
+/** A command as a plugin declares it (core/kernel/kernel.ts PluginCommand). */
+const commandShape = z.object({
+  path: z
+    .array(z.string().regex(/^[a-z][a-z0-9-]*$/, 'a command word must be like sync or acme-report'))
+    .min(1, 'a command needs at least one word'),
+  usage: z.string({ error: 'a command needs a usage line' }),
+  group: z.string().optional(),
+  load: fn("a command's load"),
+});
+
 const pluginShape = z.object({
   name: z.string().min(1),
-  register: z.custom<Plugin['register']>((v) => typeof v === 'function', 'register must be a function'),
+  configuration: z.array(keyShape).optional(),
+  commands: z.array(commandShape).optional(),
+  register: fn('register'),
 });
 
 const why = (err: unknown) => (err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err));
@@ -103,7 +132,10 @@ export function resolvePluginSpecifier(spec: string, root: string): string {
   return resolvePlugin(spec, root).url;
 }
 
-/** Imports a resolved plugin; its default export (or `plugin` export) must be `{ name, register }`. */
+/**
+ * Imports a resolved plugin; its default export (or `plugin` export) must be
+ * `{ name, configuration?, commands?, register }`.
+ */
 export async function importPlugin(resolved: ResolvedPlugin): Promise<Plugin> {
   const { spec } = resolved;
   let mod: Record<string, unknown>;
@@ -115,9 +147,11 @@ export async function importPlugin(resolved: ResolvedPlugin): Promise<Plugin> {
   const candidate = mod.default ?? mod.plugin;
   const parsed = pluginShape.safeParse(candidate);
   if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? ` at ${issue.path.join('.')}` : '';
     throw failed(
       spec,
-      `it must export default { name, register(kernel) } (${parsed.error.issues[0]?.message ?? 'bad shape'})`,
+      `it must export default { name, configuration?, commands?, register(kernel) } (${issue?.message ?? 'bad shape'}${where})`,
     );
   }
   return candidate as Plugin;

@@ -19,8 +19,13 @@ export interface OpenRequest {
 }
 
 export interface Forge {
-  /** `github`, `gitlab`, `none`, or a plugin's own name. */
+  /** `github`, `gitlab`, `none`, or a plugin's own name (what CHALK_FORGE selects it by). */
   readonly name: string;
+  /**
+   * Whether this forge opens merge or pull requests. One that does not (`none`) leaves a
+   * green run at the pushed branch, its summary printed; the doctor checks no CLI for it.
+   */
+  readonly opensRequests: boolean;
   status(repoRoot: string): Promise<ForgeStatus>;
   openRequest(req: OpenRequest): Promise<{ url: string | null }>;
 }

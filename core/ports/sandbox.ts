@@ -125,6 +125,8 @@ export interface SandboxSession {
 }
 
 export interface Sandbox {
+  /** The image sandboxes start from, when they start from one (what `beforeSandboxStart` taps are told). */
+  readonly image?: string;
   /**
    * Makes sure the image exists: builds the default image when missing; a
    * missing custom image is a UserError.

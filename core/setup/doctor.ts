@@ -42,8 +42,8 @@ export function credentialsCheck(env: NodeJS.ProcessEnv = process.env): DoctorCh
 export function forgeCheck(kernel: Kernel, root: string | null): DoctorCheck {
   return check('forge', async () => {
     const forge = kernel.resolve(Tokens.Forge);
-    if (forge.name === 'none')
-      return { status: '--', label: 'forge', detail: 'CHALK_FORGE=none: requests are not opened' };
+    if (!forge.opensRequests)
+      return { status: '--', label: 'forge', detail: `CHALK_FORGE=${forge.name}: requests are not opened` };
     const s = await forge.status(root ?? process.cwd());
     const lines: CheckResult[] = [
       s.cli

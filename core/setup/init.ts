@@ -1,5 +1,6 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import type { KeyTable } from '../config/table.js';
 import { configTemplate } from '../config/template.js';
 import { SHARE_DIR } from '../paths.js';
 import { GITHUB_WORKFLOW, GITLAB_CI, GITLAB_INCLUDE } from './gate-files.js';
@@ -27,9 +28,9 @@ function writeIfAbsent(root: string, rel: string, content: string): InitLine {
  * Adds Chalk's files to a repository. Existing files are never overwritten;
  * running it twice changes nothing the second time.
  */
-export function initRepository(root: string, forge: 'github' | 'gitlab' | 'none'): InitLine[] {
+export function initRepository(root: string, forge: 'github' | 'gitlab' | 'none', keys?: KeyTable): InitLine[] {
   const lines: InitLine[] = [];
-  lines.push(writeIfAbsent(root, '.chalk/config', configTemplate()));
+  lines.push(writeIfAbsent(root, '.chalk/config', configTemplate(keys)));
   lines.push(writeIfAbsent(root, '.chalk/textbook.md', template('textbook.md')));
   lines.push(writeIfAbsent(root, 'specs/.gitkeep', ''));
 

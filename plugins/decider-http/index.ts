@@ -1,4 +1,5 @@
 import type { Config } from '../../core/config/config.js';
+import { HOSTED_DECIDER } from '../../core/decision/select.js';
 import { displayUrl, untrustedReason } from '../../core/decision/trust.js';
 import { UserError } from '../../core/errors.js';
 import type { Plugin } from '../../core/kernel/kernel.js';
@@ -6,6 +7,7 @@ import { Tokens } from '../../core/kernel/tokens.js';
 import { DEFAULT_CONTEXT_TOKENS, DEFAULT_LIMIT, type DeciderEntry, parseLimit } from '../../core/protocol/entry.js';
 import { HttpDecider } from './client.js';
 import { deciderChecks } from './doctor.js';
+import { DECIDER_HTTP_KEYS } from './keys.js';
 
 /** Optional keys a later configuration may declare; absent keys take the defaults. */
 const LIMIT_KEY = 'CHALK_DECIDER_LIMIT';
@@ -46,12 +48,15 @@ export function httpDeciderFromConfig(config: Config, env: NodeJS.ProcessEnv = p
   });
 }
 
-/** The hosted decider: any server speaking decider protocol v1 at CHALK_DECIDER_URL. */
+/**
+ * The hosted decider: any server speaking decider protocol v1 at CHALK_DECIDER_URL, offered
+ * as `hosted`; core's rule (core/decision/select.ts) decides whether it is the one bound.
+ */
 const plugin: Plugin = {
   name: 'decider-http',
+  configuration: DECIDER_HTTP_KEYS,
   register(kernel) {
-    kernel.offer('Decider', 'http', { useFactory: () => httpDeciderFromConfig(kernel.config) });
-    kernel.select('Decider', (_config, offered) => (offered.includes('http') ? 'http' : (offered[0] ?? 'http')));
+    kernel.offer('Decider', HOSTED_DECIDER, { useFactory: () => httpDeciderFromConfig(kernel.config) });
     kernel.checks.push(...deciderChecks(kernel.config, () => kernel.resolve(Tokens.Decider)));
   },
 };

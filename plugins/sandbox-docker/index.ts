@@ -1,6 +1,7 @@
 import type { Plugin } from '../../core/kernel/kernel.js';
 import { Tokens } from '../../core/kernel/tokens.js';
 import { sandboxChecks } from './checks.js';
+import { SANDBOX_PLUGIN_KEYS } from './keys.js';
 import { DockerSandbox } from './sandbox.js';
 
 /**
@@ -9,6 +10,7 @@ import { DockerSandbox } from './sandbox.js';
  */
 const plugin: Plugin = {
   name: 'sandbox-docker',
+  configuration: SANDBOX_PLUGIN_KEYS,
   register(kernel) {
     let sandbox: DockerSandbox | undefined;
     const get = () => {

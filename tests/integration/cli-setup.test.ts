@@ -60,7 +60,7 @@ describe('chalk config', () => {
     expect(get('CHALK_DECIDER_TOKEN')).toMatchObject({ value: '********', source: 'env' });
     expect(r.stdout).not.toContain('tok-abc123');
     const table = chalk(['config'], { cwd: repo }).stdout;
-    expect(table).toMatch(/^CHALK_TEST_CMD\s+npm test\s+file$/m);
+    expect(table).toMatch(/^CHALK_TEST_CMD\s+npm test\s+file\s+core$/m);
   });
 });
 

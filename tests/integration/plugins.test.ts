@@ -23,6 +23,7 @@ export default {
   register(kernel) {
     kernel.bind('Forge', { useValue: {
       name: 'acme',
+      opensRequests: true,
       async status() { return { cli: 'acme-cli 9.9', loggedIn: true }; },
       async openRequest(req) { return { url: 'https://forge.acme.test/' + req.branch }; },
     } });
@@ -106,7 +107,7 @@ describe('third-party plugins through CHALK_PLUGINS', () => {
         writeFileSync(join(dir, 'shape.mjs'), "export default { name: 'x' };\n");
         return join(dir, 'shape.mjs');
       },
-      /^chalk: plugin '.*shape\.mjs' failed to load: it must export default \{ name, register\(kernel\) \}/,
+      /^chalk: plugin '.*shape\.mjs' failed to load: it must export default \{ name, configuration\?, commands\?, register\(kernel\) \}/,
     ],
   ];
   for (const [name, make, expected] of failures) {

@@ -1,10 +1,22 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, test } from 'vitest';
-import { ConfigError, loadConfig, parseConfigFile, resetConfigWarnings } from '../../core/config/config.js';
-import { KEYS, MAX_TIMER_MS } from '../../core/config/keys.js';
+import {
+  ConfigError,
+  type LoadOptions,
+  loadConfig as loadWith,
+  parseConfigFile,
+  resetConfigWarnings,
+} from '../../core/config/config.js';
+import { MAX_TIMER_MS } from '../../core/config/keys.js';
+import { pluginKeyTable } from '../../core/config/table.js';
 import { configTemplate } from '../../core/config/template.js';
+import { BUILTINS } from '../../plugins/builtin.js';
 import { tempDir } from '../helpers/cli.js';
+
+/** The table the CLI reads before any CHALK_PLUGINS plugin loads: core's keys and the built-in plugins'. */
+const KEYS = pluginKeyTable(BUILTINS);
+const loadConfig = (opts: LoadOptions) => loadWith({ keys: KEYS, ...opts });
 
 function repoWith(file: string | null): string {
   const root = tempDir();
@@ -133,7 +145,16 @@ describe('delays Node timers cannot hold (2^31-1 ms) are refused', () => {
 describe('validation: one line naming the key, the allowed values and what was given', () => {
   const cases: Array<[string, string, string]> = [
     ['CHALK_PERMISSION_MODE', 'yolo', "CHALK_PERMISSION_MODE must be 'auto' or 'bypass' (got 'yolo')"],
-    ['CHALK_FORGE', 'bitbucket', "CHALK_FORGE must be 'auto', 'github', 'gitlab' or 'none' (got 'bitbucket')"],
+    [
+      'CHALK_FORGE',
+      'Bit Bucket',
+      "CHALK_FORGE must be 'auto' or a forge's name, like 'github', 'gitlab' or 'none' (got 'Bit Bucket')",
+    ],
+    [
+      'CHALK_DECIDER_PROVIDER',
+      '../x',
+      "CHALK_DECIDER_PROVIDER must be 'auto' or a decider's name, like 'hosted' (got '../x')",
+    ],
     ['CHALK_FP_FEEDBACK', 'yes', "CHALK_FP_FEEDBACK must be 'true' or 'false' (got 'yes')"],
     ['CHALK_FP_RULES', 'strict', "CHALK_FP_RULES must be 'off', 'shadow' or 'on' (got 'strict')"],
     ['CHALK_MAX_PARALLEL', '0', "CHALK_MAX_PARALLEL must be 'auto' or a positive whole number (got '0')"],
@@ -215,7 +236,7 @@ describe('display and template', () => {
     expect(JSON.stringify(config.display())).not.toContain('s3cret-token');
   });
   test('the template holds every repository key with its default and parses back to the defaults', () => {
-    const text = configTemplate();
+    const text = configTemplate(KEYS);
     for (const k of KEYS.filter((k) => k.scope === 'repo')) expect(text).toContain(`${k.name}=${k.default}`);
     for (const k of KEYS.filter((k) => k.scope === 'machine')) expect(text).not.toContain(`${k.name}=`);
     const root = repoWith(text);

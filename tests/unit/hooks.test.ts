@@ -101,6 +101,7 @@ describe('the kernel', () => {
     const kernel = new Kernel(config(), memoryLog());
     const forge = (name: string) => ({
       name,
+      opensRequests: true,
       status: async () => ({ cli: null, loggedIn: false }),
       openRequest: async () => ({ url: null }),
     });
@@ -115,6 +116,7 @@ describe('the kernel', () => {
     const kernel = new Kernel(config(), memoryLog());
     const forge = (name: string) => ({
       name,
+      opensRequests: true,
       status: async () => ({ cli: null, loggedIn: false }),
       openRequest: async () => ({ url: null }),
     });
