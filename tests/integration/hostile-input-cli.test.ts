@@ -46,7 +46,9 @@ describe('control characters from the repository', () => {
     expect(r.code).toBe(1);
     expect(controls(r.stderr)).toEqual([]);
     expect(r.stderr.split('\n')).toHaveLength(2);
-    expect(r.stderr).toMatch(/^chalk: CHALK_FORGE must be 'auto' or a forge's name, like 'github', 'gitlab' or 'none' \(got 'githubnone'\)/);
+    expect(r.stderr).toMatch(
+      /^chalk: CHALK_FORGE must be 'auto' or a forge's name, like 'github', 'gitlab' or 'none' \(got 'githubnone'\)/,
+    );
   });
 
   test('a repository folder name with escape sequences reaches no terminal raw', () => {
