@@ -122,3 +122,128 @@ describe('third-party plugins through CHALK_PLUGINS', () => {
     });
   }
 });
+
+/**
+ * A third-party plugin package that declares what it adds: a repository key (with a zod
+ * schema, zod being the package's own dependency), a secret machine key, a command built on
+ * the clipanion Chalk hands it, and a forge offered by name for CHALK_FORGE to choose.
+ */
+function writeDeclaringPlugin(dir: string): string {
+  mkdirSync(join(dir, 'node_modules'), { recursive: true });
+  symlinkSync(join(import.meta.dirname, '..', '..', 'node_modules', 'zod'), join(dir, 'node_modules', 'zod'));
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'chalk-plugin-bitbox', version: '1.0.0', type: 'module', exports: './index.js' }),
+  );
+  writeFileSync(
+    join(dir, 'index.js'),
+    `import { z } from 'zod';
+export default {
+  name: 'bitbox',
+  configuration: [
+    {
+      name: 'BITBOX_REGION', scope: 'repo', default: 'eu', help: 'Where bitbox opens requests',
+      schema: z.string().refine((v) => ['eu', 'us'].includes(v), {
+        error: (i) => "BITBOX_REGION must be 'eu' or 'us' (got '" + i.input + "')",
+      }),
+    },
+    { name: 'BITBOX_TOKEN', scope: 'machine', default: '', help: 'bitbox API token', schema: z.string(), secret: true },
+  ],
+  commands: [
+    {
+      path: ['bitbox', 'hello'],
+      usage: 'chalk bitbox hello [NAME]',
+      load: ({ Command, Option }) =>
+        class Hello extends Command {
+          static paths = [['bitbox', 'hello']];
+          who = Option.String({ required: false });
+          async execute() {
+            this.context.stdout.write('hello ' + (this.who ?? 'world') + ' from ' + this.context.config.str('BITBOX_REGION') + '\\n');
+            return 0;
+          }
+        },
+    },
+  ],
+  register(kernel) {
+    kernel.offer('Forge', 'bitbox', { useFactory: () => ({
+      name: 'bitbox',
+      opensRequests: true,
+      async status() { return { cli: 'bitbox-cli 1.2 ' + kernel.config.str('BITBOX_REGION'), loggedIn: true }; },
+      async openRequest(req) { return { url: 'https://bitbox.test/' + req.branch }; },
+    }) });
+  },
+};
+`,
+  );
+  return dir;
+}
+
+describe('a plugin that declares keys, a command and a forge, named in the environment', () => {
+  const setup = () => {
+    const repo = scratchRepo();
+    const pkg = writeDeclaringPlugin(join(tempDir(), 'chalk-plugin-bitbox'));
+    return { repo, env: { CHALK_PLUGINS: pkg } };
+  };
+
+  test('chalk config lists its keys with their source and the plugin; the file may set its repository key', () => {
+    const { repo, env } = setup();
+    mkdirSync(join(repo, '.chalk'));
+    writeFileSync(join(repo, '.chalk', 'config'), 'BITBOX_REGION=us\nBITBOX_TOKEN=from-the-repo\n');
+    const r = chalk(['config', '--json'], { cwd: repo, env: { ...env, BITBOX_TOKEN: 'tok-5e3c1a' } });
+    expect(r.code).toBe(0);
+    const rows = JSON.parse(r.stdout) as Array<{ key: string; value: string; source: string; plugin: string }>;
+    expect(rows.find((x) => x.key === 'BITBOX_REGION')).toMatchObject({
+      value: 'us',
+      source: 'file',
+      plugin: 'bitbox',
+    });
+    expect(rows.find((x) => x.key === 'BITBOX_TOKEN')).toMatchObject({
+      value: '********',
+      source: 'env',
+      plugin: 'bitbox',
+    });
+    expect(rows.find((x) => x.key === 'CHALK_IMAGE')).toMatchObject({ plugin: 'sandbox-docker' });
+    expect(r.stdout).not.toContain('tok-5e3c1a');
+    // The machine key in the file is the only unknown one: the repository key is the plugin's.
+    expect(r.stderr).toBe('warning: ignoring unknown key in .chalk/config: BITBOX_TOKEN\n');
+    const table = chalk(['config'], { cwd: repo, env }).stdout;
+    expect(table).toMatch(/^BITBOX_REGION\s+us\s+file\s+bitbox$/m);
+  });
+
+  test('a bad value of its key is one line naming where it came from, for config and for the doctor', () => {
+    const { repo, env } = setup();
+    const line = "BITBOX_REGION must be 'eu' or 'us' (got 'mars') [from the environment]";
+    const r = chalk(['config'], { cwd: repo, env: { ...env, BITBOX_REGION: 'mars' } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`chalk: ${line}\n`);
+    const doctor = chalk(['doctor', '--json'], { cwd: repo, env: { ...env, BITBOX_REGION: 'mars' } });
+    expect(doctor.code).toBe(1);
+    const report = JSON.parse(doctor.stdout) as { checks: Array<{ status: string; label: string; detail?: string }> };
+    expect(report.checks).toContainEqual({ status: 'FAIL', label: 'configuration', detail: line });
+  });
+
+  test('chalk help shows its command, and the command runs with the configuration', () => {
+    const { repo, env } = setup();
+    const help = chalk(['help'], { cwd: repo, env });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Plugins\n  chalk bitbox hello [NAME]  (plugin bitbox)\n');
+    expect(chalk(['help'], { cwd: repo }).stdout).not.toContain('bitbox');
+    const r = chalk(['bitbox', 'hello', 'ada'], { cwd: repo, env: { ...env, BITBOX_REGION: 'us' } });
+    expect(r).toMatchObject({ code: 0, stdout: 'hello ada from us\n', stderr: '' });
+    const unknown = chalk(['bitbox', 'goodbye'], { cwd: repo, env });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^chalk: unknown command 'bitbox goodbye'\n/);
+  });
+
+  test('CHALK_FORGE=bitbox selects its forge; a name nothing offers is one line listing the offered ones', () => {
+    const { repo, env } = setup();
+    const r = chalk(['doctor', '--json'], { cwd: repo, env: { ...env, CHALK_FORGE: 'bitbox', BITBOX_REGION: 'us' } });
+    const report = JSON.parse(r.stdout) as { checks: Array<{ status: string; label: string }> };
+    expect(report.checks).toContainEqual({ status: 'ok', label: 'bitbox-cli 1.2 us (bitbox)' });
+    const bad = chalk(['doctor'], { cwd: repo, env: { ...env, CHALK_FORGE: 'bitbucket' } });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toBe(
+      "chalk: CHALK_FORGE=bitbucket: no plugin offers a Forge named 'bitbucket' (offered: none, github, gitlab, bitbox)\n",
+    );
+  });
+});
