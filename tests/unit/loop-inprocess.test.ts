@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Plugin } from '../../core/kernel/kernel.js';
+import type { LoopKind } from '../../core/ports/agent.js';
 import type { AgentStep, AgentStepContext } from '../../core/testing/index.js';
 import { createTestKernel, runTicket, ScriptedAgent, type TestKernel } from '../../core/testing/index.js';
 
@@ -22,6 +23,9 @@ interface Repo {
   env: NodeJS.ProcessEnv;
   git(...args: string[]): string;
 }
+
+/** A step of any loop kind (they all answer a LoopAnswer). */
+type LoopStep = AgentStep<LoopKind>;
 
 const made: string[] = [];
 afterEach(() => {
@@ -83,13 +87,13 @@ function makeRepo(config: Record<string, string>, o: { checkpoints?: number; rub
 
 /** A loop step that writes done.txt's `ok` lines and ticks the first `n` checkpoints. */
 const doSteps =
-  (n: number, total = n, cost = 0.25): AgentStep<'continue'> =>
+  (n: number, total = n, cost = 0.25): LoopStep =>
   async (c) => {
     await c.write('done.txt', 'ok\n'.repeat(n));
     await c.write(SPEC, spec(Array.from({ length: total }, (_, i) => i < n)));
     return { answer: { status: 'done', summary: `did ${n}` }, costUsd: cost };
   };
-const idle: AgentStep<'continue'> = () => ({ answer: { status: 'done', summary: 'nothing' } });
+const idle: LoopStep = () => ({ answer: { status: 'done', summary: 'nothing' } });
 const reviewPass: AgentStep<'review'> = () => ({
   answer: { verdict: 'pass', summary: 'Looks right.', findings: [] },
   costUsd: 0.1,
@@ -150,7 +154,7 @@ describe('the loop in-process, through the testing kernel', { timeout: 30_000 },
 
   it('detains when the rubric still fails after the retries', async () => {
     const repo = makeRepo({});
-    const writeBad: AgentStep<'retry'> = async (c) => {
+    const writeBad: LoopStep = async (c) => {
       await c.write('done.txt', `nope ${c.kind}\n`);
       return { answer: { status: 'done', summary: 'tried' } };
     };
@@ -183,7 +187,7 @@ describe('the loop in-process, through the testing kernel', { timeout: 30_000 },
 
   it('detains after agent errors through the retries', async () => {
     const repo = makeRepo({});
-    const fail: AgentStep<'retry'> = () => ({ answer: 'none', status: 'error_max_turns' });
+    const fail: LoopStep = () => ({ answer: 'none', status: 'error_max_turns' });
     const agent = new ScriptedAgent().script('continue', fail).script('retry', fail);
     const t = await boot(repo, agent);
     const d = await detained(t, repo);
@@ -216,7 +220,7 @@ describe('the loop in-process, through the testing kernel', { timeout: 30_000 },
     const agent = new ScriptedAgent()
       .script('continue', doSteps(1))
       .script('review', reviewFail, reviewFail)
-      .script('fix-review', idle as AgentStep<'fix-review'>);
+      .script('fix-review', idle);
     const t = await boot(repo, agent);
     const d = await detained(t, repo);
     expect(d.detentionKind).toBe('review');
@@ -227,7 +231,7 @@ describe('the loop in-process, through the testing kernel', { timeout: 30_000 },
 
   it('graduates a review fixed through fix-review', async () => {
     const repo = makeRepo({});
-    const fix: AgentStep<'fix-review'> = async (c) => {
+    const fix: LoopStep = async (c) => {
       await c.write('NOTES.md', 'notes\n');
       return { answer: { status: 'done', summary: 'added notes' } };
     };
@@ -245,7 +249,7 @@ describe('the loop in-process, through the testing kernel', { timeout: 30_000 },
 
   it('refuses a loop that changes .chalk/ and detains the second one as guard; nothing reaches the branch', async () => {
     const repo = makeRepo({});
-    const sneaky: AgentStep<'retry'> = async (c) => {
+    const sneaky: LoopStep = async (c) => {
       await c.write('.chalk/config', 'CHALK_TEST_CMD=true\n');
       await c.write('done.txt', 'ok\n');
       await c.write(SPEC, spec([true]));
@@ -263,7 +267,7 @@ describe('the loop in-process, through the testing kernel', { timeout: 30_000 },
 
   it('with CHALK_FP_RULES=on, a failing loop that repeats the last one detains as repeat', async () => {
     const repo = makeRepo({ CHALK_FP_RULES: 'on', CHALK_MAX_RETRIES: '5' });
-    const agent = new ScriptedAgent().script('continue', idle).script('retry', idle as AgentStep<'retry'>);
+    const agent = new ScriptedAgent().script('continue', idle).script('retry', idle);
     const t = await boot(repo, agent);
     const d = await detained(t, repo);
     expect(d.detentionKind).toBe('repeat');
@@ -272,7 +276,7 @@ describe('the loop in-process, through the testing kernel', { timeout: 30_000 },
 
   it('with CHALK_FP_RULES=on, green loops on the same tree detain as no_change', async () => {
     const repo = makeRepo({ CHALK_FP_RULES: 'on', CHALK_MAX_RETRIES: '5' }, { rubric: 'echo fine\n' });
-    const agent = new ScriptedAgent().script('continue', idle).script('retry', idle as AgentStep<'retry'>);
+    const agent = new ScriptedAgent().script('continue', idle).script('retry', idle);
     const t = await boot(repo, agent);
     const d = await detained(t, repo);
     expect(d.detentionKind).toBe('no_change');
@@ -305,7 +309,7 @@ describe('the loop in-process, through the testing kernel', { timeout: 30_000 },
     const inCall = new Promise<void>((r) => {
       started = r;
     });
-    const hang: AgentStep<'continue'> = async (c: AgentStepContext) => {
+    const hang: LoopStep = async (c: AgentStepContext) => {
       started();
       await c.exec('sleep 30');
       return { answer: { status: 'done', summary: 'never' } };
