@@ -13,6 +13,8 @@ export interface RunEdge {
   atExit: (release: () => void) => () => void;
   /** The exit code of the signal that aborted the run, or null. */
   interruptedCode(): number | null;
+  /** Settles once the interrupted call's record is written (at once when there was none). */
+  recorded(): Promise<void>;
   /** Removes the handlers. */
   close(): void;
 }
@@ -46,6 +48,7 @@ export function runEdge(): RunEdge {
       return () => process.off('exit', release);
     },
     interruptedCode: () => code,
+    recorded: () => recorded,
     close: () => {
       for (const [sig, h] of handlers) process.off(sig, h);
     },

@@ -52,7 +52,11 @@ export default class RunCommand extends Command {
     } catch (err) {
       // Stopped by a signal: the exit code says so; the sandbox's handlers (or the edge) exit.
       const code = edge.interruptedCode();
-      if (code !== null) return code;
+      if (code !== null) {
+        // The store closes below: the interrupted call's row goes in first.
+        await edge.recorded();
+        return code;
+      }
       throw err;
     } finally {
       edge.close();
