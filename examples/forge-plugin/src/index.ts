@@ -1,6 +1,13 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { type Config, type Forge, type ForgeStatus, machineKey, type OpenRequest, type Plugin } from 'chalk-harness/plugin';
+import {
+  type Config,
+  type Forge,
+  type ForgeStatus,
+  machineKey,
+  type OpenRequest,
+  type Plugin,
+} from 'chalk-harness/plugin';
 import { z } from 'zod';
 
 /**
@@ -32,9 +39,7 @@ function requestsIn(dir: string): Written[] {
   } catch {
     return [];
   }
-  return names
-    .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as Written)
-    .sort((a, b) => a.n - b.n);
+  return names.map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as Written).sort((a, b) => a.n - b.n);
 }
 
 export class FileForge implements Forge {
@@ -62,9 +67,7 @@ export class FileForge implements Forge {
 
 const plugin: Plugin = {
   name: 'forge-file',
-  configuration: [
-    machineKey(KEY, '', 'Directory the file forge writes requests into (CHALK_FORGE=file)', dirSchema),
-  ],
+  configuration: [machineKey(KEY, '', 'Directory the file forge writes requests into (CHALK_FORGE=file)', dirSchema)],
   commands: [
     {
       path: ['file-forge', 'list'],
