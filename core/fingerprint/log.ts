@@ -22,10 +22,16 @@ export function logLines(text: string): string[] {
   return lines;
 }
 
-/** The last `n` lines of a log, as text (for retry feedback and detention signatures). */
+/** The most of a log's end that `tailLines` gives: a rubric may print one line of megabytes. */
+export const TAIL_MAX_CHARS = 8000;
+
+/**
+ * The last `n` lines of a log, as text (for retry feedback and detention
+ * signatures), and never more than its last TAIL_MAX_CHARS characters.
+ */
 export function tailLines(text: string, n: number): string {
   if (n <= 0 || text === '') return '';
-  const lines = text.split('\n');
+  const lines = (text.length > TAIL_MAX_CHARS ? text.slice(-TAIL_MAX_CHARS) : text).split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   return lines.slice(-n).join('\n');
 }

@@ -28,6 +28,8 @@ export type DetentionKind = (typeof DETENTION_KINDS)[number];
 export const reasons = {
   blocked: () => 'agent reported a blocker',
   failed: (exitCode: number) => `rubric failed (exit ${exitCode})`,
+  /** The rubric printed past CHALK_OUTPUT_CAP_MB and was stopped. */
+  rubricCapped: (capMb: number) => `rubric printed more than CHALK_OUTPUT_CAP_MB (${capMb} MiB) and was stopped`,
   agentError: (status: string) => `agent stopped early (${status})`,
   passed: () => 'rubric passed but no checkpoint was ticked in the spec',
   loopLimit: (maxLoops: number, open: number) =>
@@ -191,10 +193,13 @@ export function loopOutcome(l: {
   openAfter: number;
   /** The guard's verdict on the loop's changes; absent when it was not asked. */
   guard?: GuardVerdict;
+  /** Set (to CHALK_OUTPUT_CAP_MB) when the rubric printed past the cap and was stopped. */
+  rubricCappedMb?: number;
 }): LoopOutcome {
   if (l.answer === 'blocked') return { ended: 'blocked', reason: reasons.blocked() };
   if (l.guard && !l.guard.ok) return { ended: 'failed', reason: l.guard.reason, guarded: l.guard.files };
   if (l.agentStatus !== 'ok') return { ended: 'agent_error', reason: reasons.agentError(l.agentStatus) };
+  if (l.rubricCappedMb !== undefined) return { ended: 'failed', reason: reasons.rubricCapped(l.rubricCappedMb) };
   if (l.rubricExit !== 0) return { ended: 'failed', reason: reasons.failed(l.rubricExit) };
   if (l.mode === 'fix-review' || l.openAfter < l.openBefore) return { ended: 'progressed', reason: null };
   return { ended: 'passed', reason: reasons.passed() };

@@ -98,6 +98,8 @@ export interface LoopFacts {
    * anything is committed; a refused loop is not committed and ends `failed` with its reason.
    */
   guard?: GuardVerdict;
+  /** CHALK_OUTPUT_CAP_MB, when the rubric printed past it and was stopped. */
+  rubricCappedMb?: number;
 }
 
 export interface LoopEnding {

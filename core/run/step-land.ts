@@ -46,6 +46,7 @@ export async function landStep(run: Run, plan: LoopPlan, call: LoopCall, r: Loop
     openBefore: plan.openBefore,
     openAfter,
     ...(guard ? { guard } : {}),
+    ...(r.rubric.capped ? { rubricCappedMb: deps.config.num('CHALK_OUTPUT_CAP_MB') } : {}),
   });
   return { ending, base };
 }

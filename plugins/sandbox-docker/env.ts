@@ -61,6 +61,8 @@ export function sandboxEnv(
   extra: Record<string, string> = {},
 ): SandboxEnv {
   const container = new Map<string, string>([['HOME', '/home/chalk']]);
+  // (CLAUDE_CODE_SUBPROCESS_ENV_SCRUB would keep the key from the agent's own shell, but needs
+  // bubblewrap, which cannot make namespaces in this unprivileged container: docs/threat-model.md.)
   const agent = new Map<string, string>();
   let needsHostAlias = false;
   for (const name of CREDENTIAL_NAMES) {

@@ -197,18 +197,6 @@ describe.skipIf(!available)('hostile agent: limits and secrets', { timeout: 300_
     sc.dispose();
   });
 
-  it("the agent's shell commands do not inherit the agent credential", async () => {
-    const sc = makeScenario({ ticket: 'SEC-2' });
-    const key = `sk-ant-${secretValue('shell')}`;
-    rig.script({ loops: [[s.bash('mkdir -p leak && env > leak/env.txt'), ...doCheckpoint(sc.ticket, 1)]] });
-    const r = await chalk(rig, sc, ['run'], { env: { ...quick, ANTHROPIC_API_KEY: key } });
-    expectDetainedWith(r, /loop limit of 1 reached/);
-    const env = sc.git('show', `${sc.branch}:leak/env.txt`);
-    expect(env).toContain('HOME=');
-    expect(env.includes(key), 'the Bash tool environment holds ANTHROPIC_API_KEY').toBe(false);
-    sc.dispose();
-  });
-
   it.skipIf(!remoteUp)('a happy run works against an engine reached only through DOCKER_HOST', async () => {
     const sc = makeScenario({ ticket: 'RMT-1', checkpoints: 1 });
     rig.script({ loops: [doCheckpoint(sc.ticket, 1)] });
