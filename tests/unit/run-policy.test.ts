@@ -50,6 +50,13 @@ describe("classification of a loop's end", () => {
     // A green fix-review loop progresses without ticking anything.
     [{ mode: 'fix-review', openBefore: 0, openAfter: 0 }, 'progressed', ''],
     [{ mode: 'fix-review', openBefore: 0, openAfter: 0, rubricExit: 2 }, 'failed', 'rubric failed (exit 2)'],
+    // A rubric stopped at the output cap says so, whatever exit the kill left it.
+    [
+      { rubricExit: 143, rubricCappedMb: 64 },
+      'failed',
+      'rubric printed more than CHALK_OUTPUT_CAP_MB (64 MiB) and was stopped',
+    ],
+    [{ rubricExit: 1, rubricCappedMb: 8, agentStatus: 'error' }, 'agent_error', 'agent stopped early (error)'],
   ] as const)('%j ends %s', (over, ended, reason) => {
     expect(classifyLoop({ ...base, ...over })).toEqual({ ended, reason });
   });
