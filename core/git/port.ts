@@ -7,16 +7,22 @@ import {
   createBranch,
   createBundle,
   currentBranchName,
+  deleteBranch,
   fileAt,
   forEachRef,
   mergeBase,
   push,
+  refExists,
+  resolveCommit,
   revParse,
   statusPorcelain,
+  worktreeAdd,
+  worktreePrune,
+  worktreeRemove,
 } from './host-git.js';
 
 /**
- * The HostGit port's implementation: core/git itself (hooks off on every call,
+ * The HostGit port's implementation (what core/run, core/setup and core/store use): core/git itself (hooks off on every call,
  * bundles checked before anything is fetched). The kernel binds it; tests that
  * run the loop in-process use it too, since git runs everywhere.
  */
@@ -34,4 +40,10 @@ export const hostGitPort: HostGit = {
   fileAt,
   createBundle,
   importBundle,
+  refExists,
+  resolveCommit,
+  deleteBranch,
+  worktreeAdd,
+  worktreeRemove,
+  worktreePrune,
 };

@@ -102,4 +102,15 @@ export interface HostGit {
   createBundle(o: { cwd: string; ref: string; out: string }): Promise<CreatedBundle>;
   /** Takes a sandbox's bundle in, checked (BundleImportError when refused; no ref moved then). */
   importBundle(o: ImportBundleOptions): Promise<ImportedBundle>;
+  /** Whether the full ref (`refs/heads/x`) exists. */
+  refExists(cwd: string, ref: string): Promise<boolean>;
+  /** The commit `rev` names, or null when it names none. */
+  resolveCommit(cwd: string, rev: string): Promise<string | null>;
+  /** `git branch -d` (merged only) or `-D`: whether the branch was deleted. */
+  deleteBranch(cwd: string, o: { name: string; force: boolean }): Promise<boolean>;
+  /** `git worktree add -b BRANCH PATH BASE`; throws with git's line. */
+  worktreeAdd(cwd: string, o: { path: string; branch: string; base: string }): Promise<void>;
+  /** `git worktree remove [--force] PATH`: whether it was removed. */
+  worktreeRemove(cwd: string, o: { path: string; force: boolean }): Promise<boolean>;
+  worktreePrune(cwd: string): Promise<void>;
 }

@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { deleteBranch, forEachRef, worktreePrune, worktreeRemove } from '../git/host-git.js';
+import { hostGitPort } from '../git/port.js';
 import { repoStateDir, runsDir } from '../layout.js';
+import type { HostGit } from '../ports/host-git.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import { alive, readPid } from '../process/pid.js';
 
@@ -38,6 +39,8 @@ export interface CleanupOptions {
   sandbox: Sandbox;
   say: (line: string) => void;
   warn: (line: string) => void;
+  /** Host git (default: core/git). */
+  git?: HostGit;
 }
 
 /**
@@ -46,6 +49,7 @@ export interface CleanupOptions {
  * directories (`all`: everything of the repository's). Never the database.
  */
 export async function cleanupRepository(o: CleanupOptions): Promise<void> {
+  const git = o.git ?? hostGitPort;
   await stopRuns(liveRuns(o.repo));
   const removed = await o.sandbox.removeLeftovers({ repo: o.repo });
   o.say(`stopped runs and removed sandboxes${removed.length ? ` (${removed.join(', ')})` : ''}`);
@@ -54,16 +58,16 @@ export async function cleanupRepository(o: CleanupOptions): Promise<void> {
   if (existsSync(worktrees)) {
     for (const name of readdirSync(worktrees)) {
       const dir = join(worktrees, name);
-      if (!(await worktreeRemove(o.root, { path: dir, force: o.all })))
+      if (!(await git.worktreeRemove(o.root, { path: dir, force: o.all })))
         o.warn(`kept worktree with uncommitted changes: ${dir}`);
     }
   }
-  await worktreePrune(o.root);
+  await git.worktreePrune(o.root);
 
-  const refs = await forEachRef(o.root, BRANCH_PREFIXES).catch(() => []);
+  const refs = await git.forEachRef(o.root, BRANCH_PREFIXES).catch(() => []);
   let kept = 0;
   for (const branch of refs) {
-    if (!(await deleteBranch(o.root, { name: branch, force: o.all }))) kept++;
+    if (!(await git.deleteBranch(o.root, { name: branch, force: o.all }))) kept++;
   }
   if (kept > 0) {
     o.say(`kept ${kept} branch(es) that are neither merged nor pushed; 'chalk cleanup --all' deletes them too`);

@@ -1,8 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { UserError } from '../errors.js';
-import { HostGitError, oneLine, refExists, resolveCommit, worktreeAdd } from '../git/host-git.js';
+import { HostGitError, oneLine } from '../git/host-git.js';
+import { hostGitPort } from '../git/port.js';
 import { SHARE_DIR } from '../paths.js';
+import type { HostGit } from '../ports/host-git.js';
 import { mainRoot, TICKET_RE } from '../repo/git.js';
 import { hasControlCharacter } from '../text/terminal.js';
 
@@ -29,8 +31,11 @@ export async function newTicket(opts: {
   ticket: string;
   title?: string;
   base: string;
+  /** Host git (default: core/git). */
+  git?: HostGit;
 }): Promise<NewTicket> {
   const { ticket, base } = opts;
+  const git = opts.git ?? hostGitPort;
   if (!TICKET_RE.test(ticket)) {
     throw new UserError(`'${ticket}' is not a ticket key; use one like PROJ-123 (chalk new TICKET [title])`, 2);
   }
@@ -41,16 +46,16 @@ export async function newTicket(opts: {
   const title = opts.title?.trim() || 'Describe the change';
   const root = await mainRoot(opts.cwd);
   const branch = `chalk/${ticket}`;
-  if (await refExists(root, `refs/heads/${branch}`)) {
+  if (await git.refExists(root, `refs/heads/${branch}`)) {
     throw new UserError(`branch ${branch} already exists; pick another ticket or remove it (chalk cleanup)`);
   }
-  if ((await resolveCommit(root, base)) === null) {
+  if ((await git.resolveCommit(root, base)) === null) {
     throw new UserError(`base branch '${base}' does not exist; set CHALK_BASE_BRANCH in .chalk/config`);
   }
   const worktree = join(`${root}.worktrees`, ticket);
   if (existsSync(worktree)) throw new UserError(`${worktree} already exists; remove it or pick another ticket`);
   mkdirSync(`${root}.worktrees`, { recursive: true });
-  await worktreeAdd(root, { path: worktree, branch, base }).catch((err: unknown) => {
+  await git.worktreeAdd(root, { path: worktree, branch, base }).catch((err: unknown) => {
     const why = err instanceof HostGitError ? oneLine(err.stderr) : String(err);
     throw new UserError(`git could not create the worktree: ${why}`);
   });

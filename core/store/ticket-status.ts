@@ -1,7 +1,8 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { forEachRef } from '../git/host-git.js';
+import { hostGitPort } from '../git/port.js';
 import { runPaths, runsDir } from '../layout.js';
+import type { HostGit } from '../ports/host-git.js';
 import type { Store, TicketSummary } from '../ports/store.js';
 import { alive, readPid } from '../process/pid.js';
 import { TICKET_RE } from '../repo/git.js';
@@ -24,8 +25,8 @@ export interface StatusReport {
 }
 
 /** Counts of local `detention/<TICKET>-*` branches per ticket. */
-export async function detentionCounts(root: string): Promise<Map<string, number>> {
-  const names = await forEachRef(root, ['refs/heads/detention/']).catch(() => []);
+export async function detentionCounts(root: string, git: HostGit = hostGitPort): Promise<Map<string, number>> {
+  const names = await git.forEachRef(root, ['refs/heads/detention/']).catch(() => []);
   const counts = new Map<string, number>();
   for (const name of names) {
     const m = /^detention\/([A-Z][A-Z0-9]+-[0-9]+)-/.exec(name.trim());
@@ -65,10 +66,12 @@ export async function ticketStatus(opts: {
   root: string;
   store: () => Promise<Store>;
   env?: NodeJS.ProcessEnv;
+  /** Host git (default: core/git). */
+  git?: HostGit;
 }): Promise<StatusReport> {
   const env = opts.env ?? process.env;
   const dirs = runDirectories(opts.repo, env);
-  const detentions = await detentionCounts(opts.root);
+  const detentions = await detentionCounts(opts.root, opts.git);
   let summaries: TicketSummary[] = [];
   let databaseError: string | null = null;
   try {
