@@ -4,6 +4,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type Dockerode from 'dockerode';
 import type { ExecOptions, ExecResult } from '../../core/ports/sandbox.js';
 import { KeptOutput as Kept } from '../../core/process/kept-output.js';
+import { statusOf } from './docker.js';
 
 /** Seconds a killed command gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_S = 3;
@@ -73,9 +74,16 @@ async function killGroup(container: Dockerode.Container, id: string, sig: 'TERM'
   }
 }
 
+/** The exec's exit code; -1 when it cannot be known (the container was removed under it, e.g. on a signal). */
 async function exitCodeOf(exec: Dockerode.Exec): Promise<number> {
   for (let i = 0; i < 200; i++) {
-    const info = await exec.inspect();
+    let info: Awaited<ReturnType<Dockerode.Exec['inspect']>>;
+    try {
+      info = await exec.inspect();
+    } catch (err) {
+      if (statusOf(err) === 404 || statusOf(err) === 409) return -1;
+      throw err;
+    }
     if (!info.Running && info.ExitCode !== null && info.ExitCode !== undefined) return info.ExitCode;
     await new Promise((r) => setTimeout(r, 10));
   }
