@@ -12,9 +12,10 @@ import type { Sandbox } from '../ports/sandbox.js';
 import type { Store } from '../ports/store.js';
 
 /**
- * One explicit injection token per port. Constructors name the token with
- * `@inject(Tokens.X)`; nothing is inferred from TypeScript types, so a plugin
- * can replace any binding without sharing a class with the core.
+ * One explicit token per port, its name a plain string: a plugin binds or
+ * replaces a port (usually with a lazy factory) without sharing a class with
+ * the core, and a run resolves its ports in one place (depsFromKernel).
+ * Nothing is inferred from TypeScript types.
  */
 export const Tokens = {
   Sandbox: 'Sandbox' as InjectionToken<Sandbox>,
