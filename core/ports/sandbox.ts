@@ -73,6 +73,8 @@ export const SANDBOX_PATHS = {
   repo: '/work/repo',
   /** Files the host puts in (the system prompt): owned by root, not writable by the agent. */
   io: '/chalk',
+  /** Where the shipped export script writes the bundle of new commits, for the host to read back. */
+  outBundle: '/tmp/.chalk-out/out.bundle',
 } as const;
 
 /** A file read back from a sandbox was not a regular file under its cap. */

@@ -271,7 +271,7 @@ export class TempSandboxSession implements SandboxSession {
   async exportBundle(base: string, dest: string): Promise<string | null> {
     const head = await this.script('export', { BASE: base });
     if (head === '') return null;
-    const bytes = await this.readFile('/tmp/.chalk-out/out.bundle', { maxBytes: BUNDLE_MAX_BYTES });
+    const bytes = await this.readFile(SANDBOX_PATHS.outBundle, { maxBytes: BUNDLE_MAX_BYTES });
     if (bytes === null) throw new SandboxFileError('the sandbox wrote no bundle');
     writeNewFile(dest, bytes);
     return head;

@@ -54,21 +54,31 @@ const bytesSink = (onBytes: (b: Buffer) => void) =>
     },
   });
 
+/**
+ * Runs a bare command in the container (no timeout wrapper, no pid file) and
+ * waits for it to end, ignoring its output: the host's own housekeeping.
+ */
+export async function bareExec(container: Dockerode.Container, cmd: string[]): Promise<void> {
+  const k = await container.exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
+  const s = await k.start({});
+  s.resume();
+  await new Promise<void>((r) => {
+    s.on('end', r);
+    s.on('close', r);
+    s.on('error', () => r());
+  });
+}
+
 /** Sends a signal to the process group of a running exec, from a second exec in the same container. */
 async function killGroup(container: Dockerode.Container, id: string, sig: 'TERM' | 'KILL'): Promise<void> {
   try {
-    const k = await container.exec({
-      Cmd: ['bash', '-c', `p=$(cat "$1" 2>/dev/null) && kill -${sig} -- "-$p" 2>/dev/null; true`, '_', pidFile(id)],
-      AttachStdout: true,
-      AttachStderr: true,
-    });
-    const s = await k.start({});
-    s.resume();
-    await new Promise<void>((r) => {
-      s.on('end', r);
-      s.on('close', r);
-      s.on('error', () => r());
-    });
+    await bareExec(container, [
+      'bash',
+      '-c',
+      `p=$(cat "$1" 2>/dev/null) && kill -${sig} -- "-$p" 2>/dev/null; true`,
+      '_',
+      pidFile(id),
+    ]);
   } catch {
     // The container may already be gone: nothing left to kill.
   }

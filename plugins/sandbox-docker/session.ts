@@ -11,7 +11,7 @@ import {
   type SandboxSpec,
 } from '../../core/ports/sandbox.js';
 import { statusOf } from './docker.js';
-import { execForBytes, execInContainer, type RawExecOptions } from './exec.js';
+import { bareExec, execForBytes, execInContainer, type RawExecOptions } from './exec.js';
 import { type ScriptName, script } from './scripts.js';
 
 /** Git steps inside the sandbox get this long; a hung one is killed. */
@@ -125,7 +125,7 @@ export class DockerSandboxSession implements SandboxSession {
   async exportBundle(base: string, dest: string): Promise<string | null> {
     const head = await this.git('export', { BASE: base });
     if (head === '') return null;
-    const bytes = await this.readFile('/tmp/.chalk-out/out.bundle', { maxBytes: BUNDLE_MAX_BYTES });
+    const bytes = await this.readFile(SANDBOX_PATHS.outBundle, { maxBytes: BUNDLE_MAX_BYTES });
     if (bytes === null) throw new SandboxFileError('the sandbox wrote no bundle');
     writeNewFile(dest, bytes);
     return head;
@@ -160,18 +160,7 @@ export class DockerSandboxSession implements SandboxSession {
 
   async reapStrays(): Promise<void> {
     try {
-      const e = await this.container.exec({
-        Cmd: ['bash', '-c', script('reap'), 'reap', this.mainPid || '0'],
-        AttachStdout: true,
-        AttachStderr: true,
-      });
-      const s = await e.start({});
-      s.resume();
-      await new Promise<void>((r) => {
-        s.on('end', r);
-        s.on('close', r);
-        s.on('error', () => r());
-      });
+      await bareExec(this.container, ['bash', '-c', script('reap'), 'reap', this.mainPid || '0']);
     } catch (err) {
       if (statusOf(err) !== 404 && statusOf(err) !== 409) throw err;
     }
