@@ -6,15 +6,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 log=/var/log/chalk-dockerd.log
-# The engine also listens on a second, loopback-only address, so the
-# remote-engine test (tests/e2e/hostile-*.test.ts) reaches it the way it would
-# reach a remote one: DOCKER_HOST, no shared socket path, no host mounts.
-remote=tcp://127.0.0.1:2375
-hosts=(-H unix:///var/run/docker.sock -H "$remote")
+# In CI (CI=true) the engine also listens on a second, loopback-only address,
+# so the remote-engine test (tests/e2e/hostile-*.test.ts) reaches it the way it
+# would reach a remote one: DOCKER_HOST, no shared socket path, no host mounts.
+# Never on a person's machine (scripts/bootstrap.sh runs this too): an
+# unauthenticated TCP engine would let any local user act as root.
+remote=""
+hosts=(-H unix:///var/run/docker.sock)
+if [ "${CI:-}" = true ]; then
+  remote=tcp://127.0.0.1:2375
+  hosts+=(-H "$remote")
+fi
 
 # A dockerd started before the second address existed: restart it with both
 # (containers stop; images and volumes stay).
-if docker info >/dev/null 2>&1 && ! docker -H "$remote" info >/dev/null 2>&1; then
+if [ -n "$remote" ] && docker info >/dev/null 2>&1 && ! docker -H "$remote" info >/dev/null 2>&1; then
   pid=$(pgrep -x dockerd || true)
   if [ -n "$pid" ]; then
     echo "restarting dockerd $pid to add $remote"
@@ -36,8 +42,10 @@ if ! docker info >/dev/null 2>&1; then
   docker info >/dev/null 2>&1 || { echo "dockerd did not come up within 60 s:" >&2; tail -n 20 "$log" >&2; exit 1; }
 fi
 echo "docker engine $(docker version -f '{{.Server.Version}}')"
-docker -H "$remote" info >/dev/null 2>&1 || { echo "dockerd does not answer on $remote" >&2; exit 1; }
-echo "export CHALK_TEST_DOCKER_REMOTE=$remote" >>"${CHALK_CI_ENV:-/dev/null}"
+if [ -n "$remote" ]; then
+  docker -H "$remote" info >/dev/null 2>&1 || { echo "dockerd does not answer on $remote" >&2; exit 1; }
+  echo "export CHALK_TEST_DOCKER_REMOTE=$remote" >>"${CHALK_CI_ENV:-/dev/null}"
+fi
 
 base=chalk-debian-base:bookworm
 share/sandbox/make-base-image.sh "$base"
