@@ -62,6 +62,10 @@ ALTER TABLE runs ADD COLUMN IF NOT EXISTS fp_rules text;
 CREATE INDEX IF NOT EXISTS runs_ticket_idx ON runs (repo, ticket);
 CREATE INDEX IF NOT EXISTS runs_created_idx ON runs (created_at);
 CREATE INDEX IF NOT EXISTS runs_run_id_idx ON runs (run_id);
+-- Version 2, for the report card over a year of a busy team (a million rows): its window for
+-- one repository, and the later loops of a run (was the decider right, did stopping pay).
+CREATE INDEX IF NOT EXISTS runs_repo_created_idx ON runs (repo, created_at);
+CREATE INDEX IF NOT EXISTS runs_run_loop_idx ON runs (run_id, loop);
 
 -- Ticket milestones: detention, submitted, spec_blocked, ready.
 CREATE TABLE IF NOT EXISTS events (
@@ -72,6 +76,7 @@ CREATE TABLE IF NOT EXISTS events (
   created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS events_ticket_idx ON events (repo, ticket);
+CREATE INDEX IF NOT EXISTS events_created_idx ON events (created_at);
 
 -- One lesson per detention, resolved by office hours.
 CREATE TABLE IF NOT EXISTS lessons (
@@ -92,6 +97,7 @@ ALTER TABLE lessons ADD COLUMN IF NOT EXISTS first_error text;
 ALTER TABLE lessons ADD COLUMN IF NOT EXISTS scope text;
 CREATE INDEX IF NOT EXISTS lessons_fingerprint_idx ON lessons (repo, fingerprint);
 CREATE INDEX IF NOT EXISTS lessons_ticket_idx ON lessons (repo, ticket);
+CREATE INDEX IF NOT EXISTS lessons_created_idx ON lessons (created_at);
 
 -- The embedding: vector(384) with an HNSW cosine index where pgvector is installed, else real[].
 -- A real[] column left by a server without pgvector is converted once pgvector is there.
@@ -144,3 +150,4 @@ CREATE TABLE IF NOT EXISTS decisions (
 ALTER TABLE decisions ADD COLUMN IF NOT EXISTS url text;
 CREATE INDEX IF NOT EXISTS decisions_run_idx ON decisions (run_id);
 CREATE INDEX IF NOT EXISTS decisions_call_idx ON decisions (call_id);
+CREATE INDEX IF NOT EXISTS decisions_created_idx ON decisions (created_at);

@@ -7,8 +7,10 @@ import { SHARE_DIR } from '../paths.js';
  * The schema version share/schema.sql brings a database to. Raise it whenever schema.sql
  * changes: a database recording an older version gets the file applied again.
  * 1: runs, events, lessons (with embedding), decisions (with url).
+ * 2: indexes for the report card's window (runs by repo and time, events, lessons and
+ *    decisions by time) and for a run's later loops (runs by run_id and loop).
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** Any fixed number: the advisory lock that serialises schema application across processes. */
 const SCHEMA_LOCK = 7_242_001;

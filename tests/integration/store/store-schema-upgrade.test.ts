@@ -106,6 +106,11 @@ describe.each(BACKENDS)('schema upgrade on $name', (backend) => {
       'lessons_first_error_trgm',
       'decisions_run_idx',
       'decisions_call_idx',
+      'runs_repo_created_idx',
+      'runs_run_loop_idx',
+      'events_created_idx',
+      'lessons_created_idx',
+      'decisions_created_idx',
     ]) {
       expect(idx).toContain(i);
     }
@@ -120,6 +125,24 @@ describe.each(BACKENDS)('schema upgrade on $name', (backend) => {
     // Old rows read the new columns as NULL.
     const old = await pool.query(`SELECT count(*)::int AS n FROM runs WHERE run_id IS NULL AND fp_rules IS NULL`);
     expect(old.rows[0].n).toBe(25);
+  });
+
+  it('a database recorded at version 1 gets the version 2 report-card indexes, and keeps its rows', async () => {
+    const v2 = [
+      'runs_repo_created_idx',
+      'runs_run_loop_idx',
+      'events_created_idx',
+      'lessons_created_idx',
+      'decisions_created_idx',
+    ];
+    for (const i of v2) await pool.query(`DROP INDEX ${i}`);
+    await pool.query('UPDATE chalk_schema SET version = 1');
+    const before = await snapshot(pool);
+    expect(await applySchema(pool)).toEqual({ applied: true });
+    const idx = await indexes(pool);
+    for (const i of v2) expect(idx).toContain(i);
+    expect((await pool.query('SELECT version FROM chalk_schema')).rows).toEqual([{ version: 2 }]);
+    expect(await snapshot(pool)).toEqual(before);
   });
 
   it('the upgraded database works as a store: old and new rows side by side', async () => {
