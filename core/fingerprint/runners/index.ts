@@ -1,0 +1,32 @@
+import { CTEST } from './ctest.js';
+import { DOTNET } from './dotnet.js';
+import { GO } from './go.js';
+import { GRADLE, SUREFIRE } from './jvm.js';
+import { PHPUNIT } from './php.js';
+import { PYTEST, UNITTEST } from './python.js';
+import { MINITEST, RSPEC } from './ruby.js';
+import { CARGO, NEXTEST } from './rust.js';
+import type { Runner } from './types.js';
+
+export type { Runner } from './types.js';
+
+/** Every runner the fingerprint reads, in the order their IDs are collected. */
+export const RUNNERS: readonly Runner[] = [
+  PYTEST,
+  UNITTEST,
+  GO,
+  CARGO,
+  NEXTEST,
+  RSPEC,
+  MINITEST,
+  PHPUNIT,
+  SUREFIRE,
+  GRADLE,
+  DOTNET,
+  CTEST,
+];
+
+/** The runners whose output the log looks like. */
+export function detectRunners(log: string, runners: readonly Runner[] = RUNNERS): Runner[] {
+  return runners.filter((r) => r.detect(log));
+}

@@ -1,0 +1,52 @@
+import { NON_SPACE as N } from '../log.js';
+import { idsFromLines } from './lines.js';
+import type { Runner } from './types.js';
+
+/** A panic (`thread 'tests::x' panicked at src/lib.rs:10:9:`) and a compile error (`error[E0308]: ...`). */
+const RUST_ERRORS = [/^thread '.*' panicked at /, /^error(\[E[0-9]+\])?: (?!test failed)\S/];
+
+/** cargo test: `test tests::adds ... FAILED`; the ID is the test's path in its crate. */
+export const CARGO: Runner = {
+  name: 'cargo test',
+  detect: (log) => new RegExp(`^test ${N}+ \\.\\.\\. `, 'm').test(log) || /^test result: /m.test(log),
+  failingTests: (log) => idsFromLines(log, [{ pattern: new RegExp(`^test (${N}+) \\.\\.\\. FAILED`) }]),
+  errorLine: RUST_ERRORS,
+  banner: [
+    /^failures:$/,
+    /^---- \S+ stdout ----$/,
+    /^test result: /,
+    /^error: test failed/,
+    /^test \S+ \.\.\. FAILED/,
+    /^note: run with `RUST_BACKTRACE/,
+  ],
+  reportHint:
+    'cargo test writes no stable report: use cargo nextest with `[profile.default.junit] path = "junit.xml"` in .config/nextest.toml, and CHALK_TEST_REPORT=target/nextest/default/junit.xml',
+};
+
+/**
+ * cargo nextest: `        FAIL [   0.004s] calc tests::adds` (newer versions add a `(1/3)`
+ * counter). The ID is the test's path, as cargo test names it, without the binary.
+ */
+export const NEXTEST: Runner = {
+  name: 'cargo nextest',
+  detect: (log) => /^\s*Starting [0-9]+ tests? across /m.test(log) || /^\s+Summary \[/m.test(log),
+  failingTests: (log) =>
+    idsFromLines(log, [
+      {
+        pattern: new RegExp(
+          `^\\s*(?:FAIL|SIGSEGV|SIGABRT|SIGKILL|TIMEOUT|ABORT|LEAK-FAIL) \\[ *[0-9.]+s\\] (?:\\([0-9]+/[0-9]+\\) )?${N}+ (${N}+)`,
+        ),
+      },
+    ]),
+  errorLine: RUST_ERRORS,
+  banner: [
+    /^\s*(FAIL|PASS|SIGSEGV|SIGABRT|TIMEOUT|SKIP|START|ABORT) \[/,
+    /^\s*Summary \[/,
+    /^\s*Starting [0-9]+ tests?/,
+    /^\s*-+ STD(OUT|ERR): /,
+    /^error: test run failed$/,
+    /^\s*Cancelling due to test failure/,
+  ],
+  reportHint:
+    '`[profile.default.junit] path = "junit.xml"` in .config/nextest.toml, and CHALK_TEST_REPORT=target/nextest/default/junit.xml',
+};
