@@ -1,0 +1,137 @@
+#!/usr/bin/env node
+// The report card over a year of a busy team's telemetry, timed on both stores in one run:
+// 1,000,000 runs rows on a Postgres server and 100,000 on the embedded PGlite store (with
+// the events, lessons and decisions that go with them: tests/fixtures/telemetry-seed.sql),
+// then `chalk dashboard --all --days 366 --no-open --output FILE` against each, as a person
+// runs it (the real CLI, start-up included). Prints seconds per backend.
+// Run after `npm run build`:
+//   CHALK_BENCH_PG_URL=postgresql://user:pw@127.0.0.1:5432/db node bench/dashboard.mjs [server-rows] [embedded-rows]
+// (CHALK_TEST_PG_URL is used when CHALK_BENCH_PG_URL is unset; the role needs CREATEDB: a
+// scratch database is made and dropped.) Each build is stopped after CHALK_BENCH_TIMEOUT_S
+// (default 300) seconds; the scratch database, the embedded server and its state dir go at the end.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+const root = join(import.meta.dirname, '..');
+const dist = join(root, 'dist');
+const { PgStore, embeddedPathsIn, stopEmbedded } = await import(join(dist, 'core/store/index.js'));
+
+const count = (arg, dflt) => {
+  const n = Number(arg ?? dflt);
+  if (!Number.isSafeInteger(n) || n < 50) {
+    process.stderr.write(`row counts must be whole numbers of at least 50, not ${arg}\n`);
+    process.exit(2);
+  }
+  return n;
+};
+const serverRows = count(process.argv[2], 1_000_000);
+const embeddedRows = count(process.argv[3], 100_000);
+const timeoutS = Number(process.env.CHALK_BENCH_TIMEOUT_S ?? 300);
+const serverUrl = process.env.CHALK_BENCH_PG_URL || process.env.CHALK_TEST_PG_URL;
+if (!serverUrl) {
+  process.stderr.write('set CHALK_BENCH_PG_URL (or CHALK_TEST_PG_URL) to a Postgres server\n');
+  process.exit(2);
+}
+const seedSql = (rows) =>
+  readFileSync(join(root, 'tests', 'fixtures', 'telemetry-seed.sql'), 'utf8').replaceAll('{{RUNS}}', String(rows));
+
+// --- the two databases -------------------------------------------------------------------
+const state = mkdtempSync(join(tmpdir(), 'chalk-bench-dashboard-'));
+const embedded = { kind: 'embedded', paths: embeddedPathsIn(join(state, 'chalk', 'db')) };
+const dbName = `chalk_bench_dash_${process.pid}`;
+const admin = new pg.Client({ connectionString: serverUrl });
+await admin.connect();
+await admin.query(`CREATE DATABASE ${dbName}`);
+const u = new URL(serverUrl);
+u.pathname = `/${dbName}`;
+const server = { kind: 'server', url: u.toString() };
+
+async function cleanup() {
+  await stopEmbedded(embedded.paths).catch(() => {});
+  rmSync(state, { recursive: true, force: true });
+  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
+  await admin.end();
+}
+
+/** Runs the built CLI with a clean CHALK_* environment plus `env`; rejects on a non-zero exit or the time limit. */
+function chalk(args, env) {
+  const base = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('CHALK_')) base[k] = v;
+  return new Promise((resolve, reject) => {
+    const kid = spawn(process.execPath, [join(dist, 'cli', 'main.js'), ...args], {
+      cwd: state,
+      env: { ...base, NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    kid.stdout.on('data', (d) => {
+      out += d;
+    });
+    kid.stderr.on('data', (d) => {
+      out += d;
+    });
+    const timer = setTimeout(() => kid.kill('SIGTERM'), timeoutS * 1000);
+    kid.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(out);
+      else
+        reject(
+          new Error(`chalk ${args.join(' ')}: ${signal ? `stopped after ${timeoutS} s` : `exit ${code}`}\n${out}`),
+        );
+    });
+  });
+}
+
+const secs = (t0) => (performance.now() - t0) / 1000;
+
+try {
+  process.stderr.write('starting the embedded server (a first start makes the database)...\n');
+  const stores = { server: await PgStore.open(server, 60_000), embedded: await PgStore.open(embedded, 300_000) };
+  const rows = { server: serverRows, embedded: embeddedRows };
+  const seeded = {};
+  for (const name of ['server', 'embedded']) {
+    process.stderr.write(`seeding ${rows[name].toLocaleString('en')} runs rows on the ${name} store...\n`);
+    const t0 = performance.now();
+    await stores[name].pool.query(seedSql(rows[name]));
+    seeded[name] = secs(t0);
+  }
+  const counts = {};
+  for (const name of ['server', 'embedded']) {
+    const r = await stores[name].pool.query(
+      `SELECT (SELECT count(*) FROM runs)::int AS runs, (SELECT count(*) FROM events)::int AS events,
+        (SELECT count(*) FROM lessons)::int AS lessons, (SELECT count(*) FROM decisions)::int AS decisions`,
+    );
+    counts[name] = r.rows[0];
+    await stores[name].close();
+  }
+
+  const built = {};
+  for (const name of ['server', 'embedded']) {
+    const output = join(state, `dashboard-${name}.html`);
+    const env =
+      name === 'server' ? { CHALK_DATABASE_URL: server.url } : { XDG_STATE_HOME: state, CHALK_DATABASE_URL: '' };
+    process.stderr.write(`building the page from the ${name} store...\n`);
+    const t0 = performance.now();
+    await chalk(['dashboard', '--all', '--days', '366', '--no-open', '--output', output], env);
+    built[name] = { s: secs(t0), kb: statSync(output).size / 1024 };
+  }
+
+  const f = (x) => x.toFixed(2);
+  const line = (name, label) =>
+    `  ${label}: ${f(built[name].s)} s to build (${built[name].kb.toFixed(0)} KiB page) over ` +
+    `${counts[name].runs.toLocaleString('en')} runs, ${counts[name].events.toLocaleString('en')} events, ` +
+    `${counts[name].lessons.toLocaleString('en')} lessons, ${counts[name].decisions.toLocaleString('en')} decisions ` +
+    `(seeded in ${f(seeded[name])} s)`;
+  process.stdout.write(
+    `${[
+      'dashboard bench: chalk dashboard --all --days 366 --no-open, the real CLI, start-up included',
+      line('server', 'Postgres server'),
+      line('embedded', 'embedded PGlite'),
+    ].join('\n')}\n`,
+  );
+} finally {
+  await cleanup();
+}
