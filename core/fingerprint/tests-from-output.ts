@@ -1,27 +1,26 @@
-import { logLines, NON_SPACE, SPACE } from './log.js';
+import { cleanLog, logLines, NON_SPACE, SPACE } from './log.js';
+import { detectRunners } from './runners/index.js';
 
 /**
  * Failing test IDs named in a test runner's own output, for rubrics that
- * write no report. One pattern per runner; a line gives at most one ID (the
- * first pattern that matches it), exactly as the runners print them:
+ * write no report: every runner in the registry (core/fingerprint/runners)
+ * whose output the log looks like gives the IDs it reads, in registry order.
  *
- * | runner | line                                   | ID                       |
- * | pytest | `FAILED tests/test_a.py::test_x - ...` | `tests/test_a.py::test_x` |
- * | go     | `    --- FAIL: TestX (0.00s)`          | `TestX`                  |
- * | cargo  | `test tests::x ... FAILED`             | `tests::x`               |
- * | jest   | `  ● Suite › test name`                | `Suite › test name`      |
+ * OUTPUT_PATTERNS holds the line patterns not yet moved into a runner file
+ * (jest's `  ● Suite › test name`, read as before until the JavaScript
+ * runners join the registry).
  */
 export const OUTPUT_PATTERNS: ReadonlyArray<{ runner: string; pattern: RegExp }> = [
-  { runner: 'pytest', pattern: new RegExp(`^FAILED (${NON_SPACE}+::${NON_SPACE}+)`) },
-  { runner: 'go', pattern: new RegExp(`^${SPACE}*--- FAIL: (${NON_SPACE}+)`) },
-  { runner: 'cargo', pattern: new RegExp(`^test (${NON_SPACE}+) \\.\\.\\. FAILED`) },
   { runner: 'jest', pattern: new RegExp(`^${SPACE}*● (.* › .*${NON_SPACE})${SPACE}*$`) },
 ];
 
-/** Every failing test ID the output names, in output order, repeats included. */
+/** Every failing test ID the output names, runner by runner in output order, repeats included. */
 export function testsFromOutput(log: string): string[] {
+  const clean = cleanLog(log);
   const ids: string[] = [];
-  for (const line of logLines(log)) {
+  for (const runner of detectRunners(clean)) ids.push(...(runner.failingTests(clean) ?? []));
+  if (OUTPUT_PATTERNS.length === 0) return ids;
+  for (const line of logLines(clean)) {
     for (const { pattern } of OUTPUT_PATTERNS) {
       const m = pattern.exec(line);
       if (m?.[1] !== undefined) {
