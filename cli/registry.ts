@@ -60,6 +60,13 @@ export const COMMANDS: CommandEntry[] = [
   entry(['sandbox', 'build'], 'Setup', 'chalk sandbox build [--force]', () => import('./sandbox-build.js')),
   entry(['cleanup'], 'Failure lifecycle', 'chalk cleanup [--all]', () => import('./cleanup.js')),
   entry(['logs'], 'Work', 'chalk logs TICKET [-f]', () => import('./logs.js')),
+  entry(
+    ['dashboard'],
+    'Work',
+    'chalk dashboard [--days N] [--repo NAME | --all] [--output FILE] [--no-open]',
+    () => import('./dashboard.js'),
+  ),
+  entry(['share'], 'Work', 'chalk share [--days N] [--output FILE] [--json]', () => import('./share.js')),
   entry(['why'], 'Failure lifecycle', 'chalk why [TICKET]', () => import('./why.js')),
   entry(['decider', 'trust'], 'Setup', 'chalk decider trust | untrust URL', () => import('./decider-trust.js')),
   entry(['decider', 'untrust'], 'Setup', 'chalk decider trust | untrust URL', () => import('./decider-untrust.js')),

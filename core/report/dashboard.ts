@@ -1,0 +1,44 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Pool } from 'pg';
+import { UserError } from '../errors.js';
+import { stateDir } from '../layout.js';
+import { buildCard, type Card, type CardSettings } from './card.js';
+import { loadReport } from './data.js';
+import { renderPage } from './html.js';
+
+/** `--days`: a positive whole number of days (at most ten years). */
+export function parseDays(value: string | undefined, fallback = 30): number {
+  if (value === undefined) return fallback;
+  if (!/^[1-9][0-9]{0,3}$/.test(value) || Number(value) > 3650)
+    throw new UserError(`--days takes a positive whole number up to 3650, not '${value}'`);
+  return Number(value);
+}
+
+/** The card for a window, read from the store's pool. */
+export async function readCard(pool: Pool, settings: CardSettings): Promise<Card> {
+  return buildCard(await loadReport(pool, { days: settings.days, repo: settings.repo }), settings);
+}
+
+/** Where the page goes unless --output says: `<state>/chalk/dashboard.html`. */
+export const defaultDashboardPath = (env: NodeJS.ProcessEnv = process.env) => join(stateDir(env), 'dashboard.html');
+
+/** Writes the page and returns its path. */
+export function writePage(card: Card, path: string): string {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, renderPage(card), { mode: 0o600 });
+  return path;
+}
+
+/** Whether there is a display to open the page on (X11 or Wayland). */
+export const hasDisplay = (env: NodeJS.ProcessEnv = process.env) => Boolean(env.DISPLAY || env.WAYLAND_DISPLAY);
+
+/** Opens the file with xdg-open, detached, never waiting for it; false when there is no display. */
+export function openPage(path: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (!hasDisplay(env)) return false;
+  const child = spawn('xdg-open', [path], { detached: true, stdio: 'ignore', env });
+  child.on('error', () => {});
+  child.unref();
+  return true;
+}
