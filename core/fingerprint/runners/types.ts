@@ -1,0 +1,34 @@
+/**
+ * What one test runner family tells the fingerprint about its output. Each
+ * family lives in its own file under core/fingerprint/runners/ and is listed
+ * once in RUNNERS (index.ts); nothing else in core/fingerprint names a runner.
+ *
+ * All functions and patterns see the cleaned log (colour codes and carriage
+ * returns removed, see log.ts), never the raw bytes.
+ */
+export interface Runner {
+  /** Short name, for `chalk doctor` and test tables (`mocha`, `pytest`, ...). */
+  name: string;
+  /** True when the log looks like this runner's output. Cheap: it runs on every failed rubric. */
+  detect(log: string): boolean;
+  /**
+   * The failing test IDs the output names, in output order (repeats allowed,
+   * the fingerprint sorts and removes them), or null when this runner's
+   * output names none it can read.
+   */
+  failingTests(log: string): string[] | null;
+  /**
+   * Lines that name a specific error in this runner's output, tested against
+   * each cleaned line as printed (indentation kept, e.g. pytest's `E   `).
+   * The first line any detected runner's pattern matches is the first error.
+   */
+  errorLine?: RegExp[];
+  /**
+   * Lines that only say that something failed (section headers, summaries),
+   * tested against the normalised line (spacing collapsed, times `<time>`,
+   * durations `<d>`, line numbers gone): never the first error.
+   */
+  banner?: RegExp[];
+  /** How to make this runner write a report CHALK_TEST_REPORT can read, one line (for `chalk doctor`). */
+  reportHint: string;
+}
