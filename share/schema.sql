@@ -98,6 +98,8 @@ ALTER TABLE lessons ADD COLUMN IF NOT EXISTS scope text;
 CREATE INDEX IF NOT EXISTS lessons_fingerprint_idx ON lessons (repo, fingerprint);
 CREATE INDEX IF NOT EXISTS lessons_ticket_idx ON lessons (repo, ticket);
 CREATE INDEX IF NOT EXISTS lessons_created_idx ON lessons (created_at);
+-- Version 3: was a run detained (the report card asks it of every ledger run and decider answer).
+CREATE INDEX IF NOT EXISTS lessons_run_idx ON lessons (run_id);
 
 -- The embedding: vector(384) with an HNSW cosine index where pgvector is installed, else real[].
 -- A real[] column left by a server without pgvector is converted once pgvector is there.

@@ -111,6 +111,7 @@ describe.each(BACKENDS)('schema upgrade on $name', (backend) => {
       'events_created_idx',
       'lessons_created_idx',
       'decisions_created_idx',
+      'lessons_run_idx',
     ]) {
       expect(idx).toContain(i);
     }
@@ -127,13 +128,14 @@ describe.each(BACKENDS)('schema upgrade on $name', (backend) => {
     expect(old.rows[0].n).toBe(25);
   });
 
-  it('a database recorded at version 1 gets the version 2 report-card indexes, and keeps its rows', async () => {
+  it('a database recorded at version 1 gets the report-card indexes of versions 2 and 3, and keeps its rows', async () => {
     const v2 = [
       'runs_repo_created_idx',
       'runs_run_loop_idx',
       'events_created_idx',
       'lessons_created_idx',
       'decisions_created_idx',
+      'lessons_run_idx',
     ];
     for (const i of v2) await pool.query(`DROP INDEX ${i}`);
     await pool.query('UPDATE chalk_schema SET version = 1');
@@ -141,7 +143,7 @@ describe.each(BACKENDS)('schema upgrade on $name', (backend) => {
     expect(await applySchema(pool)).toEqual({ applied: true });
     const idx = await indexes(pool);
     for (const i of v2) expect(idx).toContain(i);
-    expect((await pool.query('SELECT version FROM chalk_schema')).rows).toEqual([{ version: 2 }]);
+    expect((await pool.query('SELECT version FROM chalk_schema')).rows).toEqual([{ version: SCHEMA_VERSION }]);
     expect(await snapshot(pool)).toEqual(before);
   });
 
