@@ -16,6 +16,7 @@ export const DOTNET: Runner = {
     /^\s+Expected: .+/, // NUnit: `  Expected: 4`
   ],
   banner: [
+    /^\[xUnit\.net [^\]]*\] .*\[FAIL\]$/, // xUnit's own progress line, before the console logger's
     /^\s*Error Message:$/,
     /^\s*Stack Trace:$/,
     /^(Failed|Passed)!\s+- /,

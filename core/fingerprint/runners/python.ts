@@ -26,7 +26,6 @@ export const PYTEST: Runner = {
     /^=+ .* =+$/, // every section line: FAILURES, ERRORS, short test summary info, "2 failed, 1 passed in 0.03s"
     /^_+ .* _+$/, // a failure's header: ____ test_x ____
     new RegExp(`^${N}+::${N}+ (FAILED|ERROR|PASSED|SKIPPED|XFAIL|XPASS)`), // -v progress
-    /^(FAILED|ERROR|PASSED|SKIPPED|XFAIL|XPASS) \S/, // the short summary (after the E lines anyway)
   ],
   reportHint: 'pytest --junitxml=test-report.xml, and CHALK_TEST_REPORT=test-report.xml',
 };

@@ -3,13 +3,21 @@ import { idsFromLines } from './lines.js';
 import type { Runner } from './types.js';
 
 /** A panic (`thread 'tests::x' panicked at src/lib.rs:10:9:`) and a compile error (`error[E0308]: ...`). */
-const RUST_ERRORS = [/^thread '.*' panicked at /, /^error(\[E[0-9]+\])?: (?!test failed)\S/];
+const RUST_ERRORS = [/^thread '.*'( \([0-9]+\))? panicked at /, /^error(\[E[0-9]+\])?: (?!test failed)\S/];
 
-/** cargo test: `test tests::adds ... FAILED`; the ID is the test's path in its crate. */
+/**
+ * cargo test: `test tests::adds ... FAILED`, with `-q` `tests::adds --- FAILED` (not the
+ * `---- tests::adds stdout ----` headers: `--show-output` prints them for passing tests too).
+ * The ID is the test's path in its crate.
+ */
 export const CARGO: Runner = {
   name: 'cargo test',
   detect: (log) => new RegExp(`^test ${N}+ \\.\\.\\. `, 'm').test(log) || /^test result: /m.test(log),
-  failingTests: (log) => idsFromLines(log, [{ pattern: new RegExp(`^test (${N}+) \\.\\.\\. FAILED`) }]),
+  failingTests: (log) =>
+    idsFromLines(log, [
+      { pattern: new RegExp(`^test (${N}+) \\.\\.\\. FAILED`) },
+      { pattern: new RegExp(`^(${N}+) --- FAILED$`) },
+    ]),
   errorLine: RUST_ERRORS,
   banner: [
     /^failures:$/,
@@ -17,6 +25,7 @@ export const CARGO: Runner = {
     /^test result: /,
     /^error: test failed/,
     /^test \S+ \.\.\. FAILED/,
+    /^\S+ --- FAILED$/,
     /^note: run with `RUST_BACKTRACE/,
   ],
   reportHint:
