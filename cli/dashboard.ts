@@ -26,13 +26,17 @@ export default class DashboardCommand extends Command {
     const store = await PgStore.forConfig(config);
     let path: string;
     try {
-      const card = await readCard(store.pool, {
-        days,
-        repo,
-        deciderThreshold: config.num('CHALK_DECIDER_THRESHOLD'),
-        fpRules: config.str('CHALK_FP_RULES'),
-        testReportSet: config.str('CHALK_TEST_REPORT') !== '',
-      });
+      const card = await readCard(
+        store.pool,
+        {
+          days,
+          repo,
+          deciderThreshold: config.num('CHALK_DECIDER_THRESHOLD'),
+          fpRules: config.str('CHALK_FP_RULES'),
+          testReportSet: config.str('CHALK_TEST_REPORT') !== '',
+        },
+        { for: 'dashboard' },
+      );
       path = writePage(card, this.output ? resolve(this.output) : defaultDashboardPath());
     } finally {
       await store.close();

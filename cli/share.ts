@@ -23,13 +23,17 @@ export default class ShareCommand extends Command {
     const store = await PgStore.forConfig(config);
     let text: string;
     try {
-      const card = await readCard(store.pool, {
-        days,
-        repo: null,
-        deciderThreshold: config.num('CHALK_DECIDER_THRESHOLD'),
-        fpRules: config.str('CHALK_FP_RULES'),
-        testReportSet: config.str('CHALK_TEST_REPORT') !== '',
-      });
+      const card = await readCard(
+        store.pool,
+        {
+          days,
+          repo: null,
+          deciderThreshold: config.num('CHALK_DECIDER_THRESHOLD'),
+          fpRules: config.str('CHALK_FP_RULES'),
+          testReportSet: config.str('CHALK_TEST_REPORT') !== '',
+        },
+        { for: 'summary' },
+      );
       const pkg = JSON.parse(readFileSync(`${PACKAGE_ROOT}package.json`, 'utf8')) as { version: string };
       const summary = shareSummary({
         card,

@@ -16,9 +16,19 @@ export function parseDays(value: string | undefined, fallback = 30): number {
   return Number(value);
 }
 
-/** The card for a window, read from the store's pool. */
-export async function readCard(pool: Pool, settings: CardSettings): Promise<Card> {
-  return buildCard(await loadReport(pool, { days: settings.days, repo: settings.repo }), settings);
+/**
+ * The card for a window, read from the store's pool; a failed query is one line naming what
+ * could not be read (`for` says for what: the dashboard or the summary).
+ */
+export async function readCard(pool: Pool, settings: CardSettings, opts: { for: string }): Promise<Card> {
+  let raw: Awaited<ReturnType<typeof loadReport>>;
+  try {
+    raw = await loadReport(pool, { days: settings.days, repo: settings.repo });
+  } catch (err) {
+    const first = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+    throw new UserError(`could not read telemetry for the ${opts.for}: ${first}`);
+  }
+  return buildCard(raw, settings);
 }
 
 /** Where the page goes unless --output says: `<state>/chalk/dashboard.html`. */

@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoName } from '../../core/repo/git.js';
 import { SECTION_IDS } from '../../core/report/html.js';
 import { PgStore } from '../../core/store/index.js';
-import { chalk, tempDir } from '../helpers/cli.js';
+import { chalk, scratchRepo, tempDir } from '../helpers/cli.js';
 import { HOSTILE, SENTINELS, seedTelemetry } from '../helpers/report-seed.js';
 import { BACKENDS } from './store/backends.js';
 
@@ -18,6 +19,7 @@ describe.each(BACKENDS)('chalk dashboard and chalk share through the CLI on $nam
   let db: Awaited<ReturnType<typeof backend.fresh>>;
   const cwd = tempDir('chalk-dash-');
   const env = () => db.env as Record<string, string | undefined>;
+  let repo = '';
 
   beforeAll(async () => {
     db = await backend.fresh();
@@ -25,6 +27,13 @@ describe.each(BACKENDS)('chalk dashboard and chalk share through the CLI on $nam
     try {
       await seedTelemetry(store);
       await seedTelemetry(store, { hostile: true });
+      repo = scratchRepo('dash-here');
+      await store.calls.record({
+        ...{ repo: await repoName(repo), ticket: 'HERE-1', branch: 'chalk/HERE-1', loop: 1, kind: 'continue' },
+        ...{ agentStatus: 'ok', rubricExit: 0, progressed: true, model: 'opus', prompts: 'abcd1234' },
+        ...{ costUsd: 0.5, budgetUsd: 1, durationS: 10, inputTokens: 1, outputTokens: 1, cacheReadTokens: 0 },
+        ...{ cacheWriteTokens: 0, turns: 1, denials: 0, lessons: 0, runId: 'HERE-1-1' },
+      });
     } finally {
       await store.close();
     }
@@ -79,6 +88,34 @@ describe.each(BACKENDS)('chalk dashboard and chalk share through the CLI on $nam
       expect(b.code).not.toBe(0);
       expect(b.stderr.trim().split('\n')).toHaveLength(1);
     }
+  });
+
+  it('inside a repository shows that repository by default', () => {
+    const out = join(cwd, 'here.html');
+    const r = chalk(['dashboard', '--no-open', '-o', out], { cwd: repo, env: env() });
+    expect(r.code).toBe(0);
+    const html = readFileSync(out, 'utf8');
+    expect(html).toContain('HERE-1');
+    expect(html).not.toContain(SENTINELS.ticket);
+  });
+
+  it('opens the page with xdg-open only when there is a display, and not with --no-open', async () => {
+    const bin = tempDir('chalk-open-');
+    const log = join(bin, 'opened');
+    writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$1" >> '${log}'\n`);
+    chmodSync(join(bin, 'xdg-open'), 0o755);
+    const path = `${bin}:${process.env.PATH}`;
+    const run = (name: string, extra: Record<string, string | undefined>, args: string[] = []) =>
+      chalk(['dashboard', '--all', '-o', join(bin, name), ...args], {
+        cwd,
+        env: { ...env(), PATH: path, DISPLAY: undefined, WAYLAND_DISPLAY: undefined, ...extra },
+      });
+    expect(run('none.html', {}).code).toBe(0);
+    expect(run('told.html', { DISPLAY: ':99' }, ['--no-open']).code).toBe(0);
+    expect(run('wayland.html', { WAYLAND_DISPLAY: 'wayland-0' }).code).toBe(0);
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(log) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(readFileSync(log, 'utf8')).toBe(`${join(bin, 'wayland.html')}\n`);
   });
 
   it('chalk share prints an allow-listed summary with no seeded value in it, and sends nothing', () => {
