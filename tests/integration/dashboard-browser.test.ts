@@ -93,9 +93,10 @@ async function look(file: string, scheme: 'light' | 'dark', shot: string): Promi
         sections: [...document.querySelectorAll('section[id]')].map((s) => s.id),
         plots: [...document.querySelectorAll('section[id] svg')].map((svg) => {
           const all = [...svg.querySelectorAll<SVGGraphicsElement>(shapes)];
+          // A line is drawn when it has a length, anything else when it has an area.
           const drawn = all.filter((el) => {
             const b = el.getBBox();
-            return b.width > 0 || b.height > 0;
+            return el.tagName === 'line' ? b.width > 0 || b.height > 0 : b.width > 0 && b.height > 0;
           });
           return {
             section: svg.closest('section')?.id ?? '',
