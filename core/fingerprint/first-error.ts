@@ -1,10 +1,21 @@
-import { logLines } from './log.js';
+import { cleanLog, logLines } from './log.js';
+import { detectRunners, RUNNERS, type Runner } from './runners/index.js';
 
 /**
  * E, the first error: the first line of the (cleaned) rubric output that
- * names an error, with everything that differs between two runs of the same
- * failure taken out (times, addresses, temporary paths, line numbers,
- * durations, spacing). Empty when no line names an error.
+ * names a specific error, with everything that differs between two runs of
+ * the same failure taken out (times, addresses, temporary paths, line
+ * numbers, durations, spacing). In order:
+ *
+ * 1. the first line an error pattern of a runner the log looks like matches
+ *    (`E   AssertionError: ...`, `AssertionError [ERR_ASSERTION]: ...`,
+ *    `thread 'x' panicked at ...`), when it is not a banner; with no runner
+ *    detected, every runner's patterns are tried;
+ * 2. else the first line naming an error by keyword (ERROR_LINE) that is not
+ *    a banner (GENERIC_ERRORS and every runner's `banner`);
+ * 3. else the first banner, so that E says "generic" rather than nothing.
+ *
+ * Empty when no line names an error.
  */
 
 /** A line naming an error (case-sensitive; `ERR!` catches npm's banner so it can be judged generic). */
@@ -19,8 +30,12 @@ export const NORMALISE: ReadonlyArray<readonly [RegExp, string]> = [
   [/[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?/g, '<time>'],
   // Clock times.
   [/[0-9]{2}:[0-9]{2}:[0-9]{2}([.,][0-9]+)?/g, '<time>'],
+  // Thread IDs Rust 1.88+ prints in a panic: `thread 'tests::x' (20792) panicked at`.
+  [/^(thread '.*') \([0-9]+\) panicked/g, '$1 panicked'],
   // Addresses.
   [/0x[0-9a-fA-F]+/g, '0x?'],
+  // Rust's thread ID (1.89+): `thread 'tests::x' (23599) panicked at`.
+  [/(thread '[^']*') \([0-9]+\)/g, '$1'],
   // Temporary paths, up to whitespace, a colon, a quote or a parenthesis.
   [/(\/private)?\/(tmp|var\/tmp|var\/folders)\/[^ \t\n\v\f\r:"()]*/g, '<tmp>'],
   // :line and :line:col.
@@ -48,15 +63,42 @@ export function normaliseError(line: string): string {
   return NORMALISE.reduce((text, [pattern, replacement]) => text.replace(pattern, replacement), line);
 }
 
-/** E for a rubric log: normalised, or '' when no line names an error. */
-export function firstError(log: string): string {
-  const line = logLines(log).find((l) => ERROR_LINE.test(l));
-  return line === undefined ? '' : normaliseError(line);
+/** Every banner: core's GENERIC_ERRORS and each registered runner's. */
+function banners(runners: readonly Runner[]): RegExp[] {
+  return [...GENERIC_ERRORS, ...runners.flatMap((r) => r.banner ?? [])];
 }
 
-/** True when E is only a runner's banner. */
+const ALL_BANNERS = banners(RUNNERS);
+
+/** E for a rubric log: normalised, or '' when no line names an error. */
+export function firstError(log: string, runners: readonly Runner[] = RUNNERS): string {
+  const clean = cleanLog(log);
+  const lines = logLines(clean);
+  const detected = detectRunners(clean, runners);
+  const patterns = (detected.length > 0 ? detected : runners).flatMap((r) => r.errorLine ?? []);
+  const bannerList = runners === RUNNERS ? ALL_BANNERS : banners(runners);
+  const specific = (line: string): string | null => {
+    const e = normaliseError(line);
+    return e !== '' && !bannerList.some((re) => re.test(e)) ? e : null;
+  };
+  for (const line of lines) {
+    if (!patterns.some((re) => re.test(line))) continue;
+    const e = specific(line);
+    if (e !== null) return e;
+  }
+  let firstBanner: string | null = null;
+  for (const line of lines) {
+    if (!ERROR_LINE.test(line)) continue;
+    const e = specific(line);
+    if (e !== null) return e;
+    firstBanner ??= normaliseError(line);
+  }
+  return firstBanner ?? '';
+}
+
+/** True when E is only a runner's banner (core's GENERIC_ERRORS or a registered runner's). */
 export function isGenericError(e: string): boolean {
-  return GENERIC_ERRORS.some((re) => re.test(e));
+  return ALL_BANNERS.some((re) => re.test(e));
 }
 
 /** True when E identifies a failure: non-empty and not a banner. */

@@ -1,23 +1,42 @@
 import { EntityDecoder, XML } from '@nodable/entities';
 import { XMLParser } from 'fast-xml-parser';
+import { looksLikeTap, tapFailingTests } from './tap.js';
 
 /**
  * Failing test IDs from a test report (`CHALK_TEST_REPORT`). The format is
  * told by the content, never by the file name:
- * - first non-space character (after a byte-order mark) is `<`: JUnit XML;
- * - exactly one JSON object with a `testResults` key: `jest --json`;
+ * - first non-space character (after a byte-order mark) is `<`: XML, told by
+ *   its root element: `<assemblies>`/`<assembly>` is xUnit.net's v2 XML,
+ *   `<TestRun>` is Visual Studio's trx, anything else JUnit XML (which mocha's
+ *   `xunit` reporter also writes);
+ * - exactly one JSON object with a `testResults` key: `jest --json` (and
+ *   vitest's `--reporter=json`, which writes the same format);
+ * - exactly one JSON object with `stats` and a `failures` list: mocha's
+ *   `--reporter json`;
+ * - a `TAP version` line or an `ok`/`not ok` test point: a TAP stream;
  * - anything else: `go test -json`, one event per line.
  */
-export type ReportFormat = 'junit' | 'jest' | 'go';
+export type ReportFormat = 'junit' | 'xunit' | 'trx' | 'jest' | 'mocha' | 'tap' | 'go';
 
 /** Where the repository is checked out in the sandbox; jest names files by absolute path. */
 export const SANDBOX_REPO = '/work/repo';
 
+/** The name of an XML document's root element, past the prolog, comments and a DOCTYPE. */
+const XML_ROOT =
+  /^\s*(?:<\?[\s\S]*?\?>\s*|<!--[\s\S]*?-->\s*|<!DOCTYPE[^[>]*(?:\[[\s\S]*?\])?\s*>\s*)*<([A-Za-z_][\w:.-]*)/;
+
 export function reportFormat(content: string): ReportFormat {
   const body = content.replace(/^\uFEFF/, '');
-  if (/^\s*</.test(body)) return 'junit';
+  if (/^\s*</.test(body)) {
+    const root = XML_ROOT.exec(body)?.[1] ?? '';
+    if (root === 'assemblies' || root === 'assembly') return 'xunit';
+    if (root === 'TestRun') return 'trx';
+    return 'junit';
+  }
   const parsed = parseJson(body);
   if (isObject(parsed) && 'testResults' in parsed) return 'jest';
+  if (isObject(parsed) && isObject(parsed.stats) && Array.isArray(parsed.failures)) return 'mocha';
+  if (looksLikeTap(body)) return 'tap';
   return 'go';
 }
 
@@ -30,8 +49,16 @@ export function testsFromReport(content: string, repoDir = SANDBOX_REPO): string
   switch (reportFormat(body)) {
     case 'junit':
       return junitTests(body);
+    case 'xunit':
+      return xmlTests(body, xunitCase);
+    case 'trx':
+      return xmlTests(body, trxCase);
     case 'jest':
       return jestTests(parseJson(body), repoDir);
+    case 'mocha':
+      return mochaTests(parseJson(body), repoDir);
+    case 'tap':
+      return tapFailingTests(body).map(oneLine);
     case 'go':
       return goTests(body);
   }
@@ -100,6 +127,65 @@ function collectCase(tc: XmlNode, ids: string[]) {
   const cls = typeof tc['@_classname'] === 'string' ? tc['@_classname'] : '';
   const id = cls === '' ? name : `${cls}::${name}`;
   if (id !== '') ids.push(oneLine(id));
+}
+
+// --- xUnit.net v2 XML and trx ------------------------------------------------
+
+/** Each element of the document the reader gives an ID for, in document order; null when it is not XML. */
+function xmlTests(xml: string, read: (tag: string, node: XmlNode) => string | null): string[] | null {
+  let root: unknown;
+  try {
+    root = xmlParser().parse(xml);
+  } catch {
+    return null;
+  }
+  const ids: string[] = [];
+  const visit = (tag: string, node: unknown) => {
+    if (Array.isArray(node)) {
+      for (const n of node) visit(tag, n);
+      return;
+    }
+    if (!isObject(node)) return;
+    const id = read(tag, node);
+    if (id !== null && id !== '') ids.push(oneLine(id));
+    for (const [key, value] of Object.entries(node)) {
+      if (!key.startsWith('@_') && key !== '#text') visit(key, value);
+    }
+  };
+  visit('', root);
+  return ids;
+}
+
+const attr = (node: XmlNode, name: string) => {
+  const v = node[`@_${name}`];
+  return typeof v === 'string' ? v : '';
+};
+
+/** xUnit.net: `<test name="Ns.Class.Method" result="Fail">`; the name is the fully qualified test. */
+function xunitCase(tag: string, node: XmlNode): string | null {
+  return tag === 'test' && attr(node, 'result') === 'Fail' ? attr(node, 'name') : null;
+}
+
+/** trx: `<UnitTestResult testName="Ns.Class.Method" outcome="Failed">` (also inside InnerResults), as dotnet test prints it. */
+function trxCase(tag: string, node: XmlNode): string | null {
+  const failed = ['Failed', 'Error', 'Timeout', 'Aborted'].includes(attr(node, 'outcome'));
+  return tag === 'UnitTestResult' && failed ? attr(node, 'testName') : null;
+}
+
+// --- mocha --reporter json ---------------------------------------------------
+
+/** Each entry of `failures`: `FILE::fullTitle`, FILE relative to the repository (mocha names it absolutely). */
+function mochaTests(report: unknown, repoDir: string): string[] {
+  const prefix = `${repoDir.replace(/\/+$/, '')}/`;
+  const failures = isObject(report) && Array.isArray(report.failures) ? report.failures : [];
+  const ids: string[] = [];
+  for (const f of failures) {
+    if (!isObject(f) || typeof f.fullTitle !== 'string') continue;
+    const name = typeof f.file === 'string' ? f.file : '';
+    const file = name.startsWith(prefix) ? name.slice(prefix.length) : name;
+    ids.push(oneLine(file === '' ? f.fullTitle : `${file}::${f.fullTitle}`));
+  }
+  return ids;
 }
 
 // --- jest --json -------------------------------------------------------------

@@ -8,14 +8,15 @@ const fixture = (name: string) =>
 
 describe('the first error line', () => {
   it.each([
+    // The runners' error lines (runners/*.ts), not their banners.
+    ['pytest: the E line, past the FAILURES banner', 'pytest-color.out.txt', 'E AssertionError: BROKEN exists at 0x?'],
+    ['go: the failing check, past --- FAIL', 'go-test.out.txt', 'demo_test.go: got 3, want 4'],
+    ['cargo: the panic, past the FAILED line', 'cargo.out.txt', "thread 'tests::no_marker' panicked at src/lib.rs:"],
     [
-      'pytest: the FAILURES banner comes first',
-      'pytest-color.out.txt',
-      '=================================== FAILURES ===================================',
+      'jest: the matcher line, past FAIL <file>',
+      'jest.out.txt',
+      'expect(received).toBe(expected) // Object.is equality',
     ],
-    ['go: the first --- FAIL line', 'go-test.out.txt', '--- FAIL: TestAdd (<d>)'],
-    ['cargo: the first FAILED test line', 'cargo.out.txt', 'test tests::no_marker ... FAILED'],
-    ['jest: the FAIL banner', 'jest.out.txt', 'FAIL src/math.test.js'],
   ])('%s', (_name, file, expected) => {
     expect(firstError(fixture(file))).toBe(expected);
   });
@@ -62,6 +63,11 @@ describe('normalising the first error', () => {
     ['line and column', 'Error: boom at src/a.ts:12:7', 'Error: boom at src/a.ts'],
     ['line only (the colon after it stays)', 'src/a.py:12: AssertionError', 'src/a.py: AssertionError'],
     ['a panic line', "thread 'x' panicked at src/lib.rs:8:22:", "thread 'x' panicked at src/lib.rs:"],
+    [
+      "a panic line's thread ID",
+      "thread 'x' (23599) panicked at src/lib.rs:8:22:",
+      "thread 'x' panicked at src/lib.rs:",
+    ],
     ['durations of every unit', 'took 12ms, 1.5 s, 3ns 4us 5m 6h', 'took <d>, <d>, <d> <d> <d> <d>'],
     ['duration in parentheses', '--- FAIL: TestX (0.01s)', '--- FAIL: TestX (<d>)'],
     ['a number before letters is not a duration', 'expected 3 items, got 5 sheep', 'expected 3 items, got 5 sheep'],
@@ -94,7 +100,7 @@ describe('generic errors', () => {
     ['=================================== FAILURES ===================================', true],
     ['Traceback (most recent call last):', true],
     ['AssertionError: BROKEN exists', false],
-    ['--- FAIL: TestX (<d>)', false],
+    ['--- FAIL: TestX (<d>)', true], // go's banner (runners/go.ts): it names the test, not the error
   ])('%s -> generic %s', (e, generic) => {
     expect(isGenericError(e)).toBe(generic);
   });

@@ -28,7 +28,11 @@ describe('failing tests from runner output', () => {
     ],
     ['go test', 'go-test.out.txt', ['TestAdd', 'TestTable', 'TestTable/case_1']],
     ['cargo test', 'cargo.out.txt', ['tests::no_marker', 'tests::panics']],
-    ['jest', 'jest.out.txt', ['math › add › adds two numbers', 'math › multiplies']],
+    [
+      'jest (a top-level test too)',
+      'jest.out.txt',
+      ['math › add › adds two numbers', 'math › multiplies', 'top level fails'],
+    ],
   ])('%s', (_name, file, expected) => {
     expect(failingTests(fixture(file), null)).toEqual(expected);
   });

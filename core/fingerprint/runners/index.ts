@@ -1,6 +1,7 @@
 import { CTEST } from './ctest.js';
 import { DOTNET } from './dotnet.js';
 import { GO } from './go.js';
+import { JS_RUNNERS } from './js.js';
 import { GRADLE, SUREFIRE } from './jvm.js';
 import { PHPUNIT } from './php.js';
 import { PYTEST, UNITTEST } from './python.js';
@@ -24,6 +25,7 @@ export const RUNNERS: readonly Runner[] = [
   GRADLE,
   DOTNET,
   CTEST,
+  ...JS_RUNNERS,
 ];
 
 /** The runners whose output the log looks like. */

@@ -1,0 +1,224 @@
+import { logLines } from '../log.js';
+import { looksLikeTap, tapFailingTests } from '../tap.js';
+import { orNull } from './lines.js';
+import type { Runner } from './types.js';
+
+/**
+ * The JavaScript runners, as they print with no report configured (colour
+ * removed first). Each names a failing test the way the runner itself does,
+ * so the ID is the same with every reporter of one runner:
+ *
+ * | runner      | output                                       | ID                               |
+ * | mocha       | `  1) math` / `       multiplies:` (epilogue) | `math multiplies` (its fullTitle) |
+ * | jest        | `  ● math › multiplies`                      | `math › multiplies`              |
+ * | vitest      | ` FAIL  math.test.mjs > math > multiplies`   | `math.test.mjs > math > multiplies` |
+ * | node --test | `▶ math` / `  ✖ multiplies (1ms)`            | `math > multiplies`              |
+ * | ava         | `  ✘ [fail]: math › multiplies`              | `math › multiplies`              |
+ * | node-tap    | ` FAIL  t.js ...` / `✖ math > multiplies > should be equal` | `t.js > math > multiplies` |
+ * | any TAP     | `not ok 2 - multiplies` under `# Subtest: math` | `math > multiplies`           |
+ */
+
+/**
+ * A line naming a JavaScript error: `AssertionError [ERR_ASSERTION]: ...`,
+ * `Error: cannot read ...`, `TypeError: x is not a function`, and jest's
+ * matcher line `expect(received).toBe(expected)`.
+ */
+const JS_ERROR = /^\s*(?:Uncaught )?(?:[A-Z][A-Za-z0-9_$]*)?(?:Error|Exception)(?: \[[A-Z0-9_]+\])?: \S/;
+const JEST_MATCHER = /^\s*(?:Error: )?expect\((received|value)\)\.\S/;
+
+/** mocha's epilogue: after `  N failing`, `  1) suite` then deeper title lines, the last ending in `:`. */
+function mochaTests(log: string): string[] | null {
+  const lines = logLines(log);
+  const ids: string[] = [];
+  const start = lines.findIndex((l) => /^\s+\d+ failing$/.test(l));
+  if (start < 0) return null;
+  for (let i = start + 1; i < lines.length; i++) {
+    const m = /^(\s*)\d+\) (.*\S)\s*$/.exec(lines[i] as string);
+    if (!m) continue;
+    const parts = [m[2] as string];
+    const indent = (m[1] as string).length;
+    // The title continues on deeper lines until one ends with `:` (at most a few: describes nest).
+    for (let j = i + 1; !(parts[parts.length - 1] as string).endsWith(':') && j < lines.length && j < i + 20; j++) {
+      const next = lines[j] as string;
+      const nextIndent = next.length - next.trimStart().length;
+      if (next.trim() === '' || nextIndent <= indent) break;
+      parts.push(next.trim());
+    }
+    const last = parts[parts.length - 1] as string;
+    if (!last.endsWith(':')) continue;
+    parts[parts.length - 1] = last.slice(0, -1);
+    ids.push(parts.join(' '));
+  }
+  return orNull(ids);
+}
+
+export const MOCHA: Runner = {
+  name: 'mocha',
+  detect: (log) => /^\s+\d+ passing \(/m.test(log) || /^\s+\d+ failing$/m.test(log),
+  failingTests: mochaTests,
+  errorLine: [JS_ERROR],
+  banner: [/^\d+ (passing|failing|pending)( \(.*\))?$/],
+  reportHint:
+    'mocha --reporter json --reporter-option output=test-report.json (or --reporter xunit), and CHALK_TEST_REPORT=test-report.json',
+};
+
+/** jest: `● Describe › test` headers; a top-level test has no `›`, and `● Test suite failed to run` names none. */
+function jestTests(log: string): string[] | null {
+  const ids: string[] = [];
+  for (const line of logLines(log)) {
+    const m = /^\s*● (.*\S)\s*$/.exec(line);
+    if (!m || m[1] === 'Test suite failed to run') continue;
+    ids.push(m[1] as string);
+  }
+  return orNull(ids);
+}
+
+export const JEST: Runner = {
+  name: 'jest',
+  detect: (log) => /^Tests:\s+\d+ /m.test(log) && /^\s*● /m.test(log),
+  failingTests: jestTests,
+  errorLine: [JEST_MATCHER, JS_ERROR],
+  banner: [/^(Test Suites|Tests|Snapshots|Time):/, /^● /],
+  reportHint: 'jest --json --outputFile=test-report.json, and CHALK_TEST_REPORT=test-report.json',
+};
+
+export const VITEST: Runner = {
+  name: 'vitest',
+  detect: (log) => /^\s*Test Files\s+\d+ /m.test(log) || /^\s*RUN\s+v\d+\.\d+/m.test(log),
+  failingTests: (log) => {
+    const ids: string[] = [];
+    for (const line of logLines(log)) {
+      const m = /^\s*FAIL\s+(\S.* > .*\S)\s*$/.exec(line);
+      if (m) ids.push(m[1] as string);
+    }
+    return orNull(ids);
+  },
+  errorLine: [JS_ERROR],
+  banner: [/^(Test Files|Tests|Start at|Duration) /, /^⎯+/],
+  reportHint:
+    'vitest run --reporter=default --reporter=junit --outputFile.junit=test-report.xml (or --reporter=json), and CHALK_TEST_REPORT=test-report.xml',
+};
+
+/** node --test's spec reporter: `▶ suite` opens a suite; `✖ name (1ms)` fails a test, or closes a suite. */
+function nodeSpecTests(log: string): string[] | null {
+  const ids: string[] = [];
+  const open: { indent: number; name: string; failedChild: boolean }[] = [];
+  for (const line of logLines(log)) {
+    if (/^✖ failing tests:\s*$/.test(line)) break; // the summary repeats the failures without their suites
+    const m = /^(\s*)(▶|✖) (.*?)(?: \([0-9.]+m?s\))?\s*$/.exec(line);
+    if (!m) continue;
+    const indent = (m[1] as string).length;
+    const name = m[3] as string;
+    while (open.length > 0 && (open[open.length - 1]?.indent ?? 0) > indent) open.pop();
+    const last = open[open.length - 1];
+    if (last !== undefined && last.indent === indent) {
+      // `▶ name (1ms)` or `✖ name (1ms)` at a suite's own indent closes it; a suite that
+      // failed with no failing test (a hook) is an ID itself.
+      open.pop();
+      if (last.name === name) {
+        if (m[2] === '✖' && !last.failedChild) ids.push([...open.map((s) => s.name), name].join(' > '));
+        continue;
+      }
+    }
+    if (m[2] === '▶') {
+      open.push({ indent, name, failedChild: false });
+      continue;
+    }
+    for (const s of open) s.failedChild = true;
+    ids.push([...open.map((s) => s.name), name].join(' > '));
+  }
+  return orNull(ids);
+}
+
+export const NODE_TEST: Runner = {
+  name: 'node --test',
+  detect: (log) => /^ℹ tests \d+$/m.test(log),
+  failingTests: nodeSpecTests,
+  errorLine: [JS_ERROR],
+  banner: [/^✖ failing tests:$/, /^ℹ /],
+  reportHint:
+    'node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=tap --test-reporter-destination=test-report.tap, and CHALK_TEST_REPORT=test-report.tap',
+};
+
+/**
+ * ava's default reporter: `✘ [fail]: title` (a thrown error adds its message
+ * after the title, e.g. `Error thrown in test`); the title stands alone on a
+ * line of the failure details below, which tells where it ends.
+ */
+function avaTests(log: string): string[] | null {
+  const lines = logLines(log);
+  const standalone = new Set(lines.map((l) => l.trim()));
+  const ids: string[] = [];
+  for (const line of lines) {
+    const m = /^\s*✘ \[fail\]: (.*\S)\s*$/.exec(line);
+    if (!m) continue;
+    const text = m[1] as string;
+    let id = text;
+    for (let end = text.indexOf(' '); end > 0; end = text.indexOf(' ', end + 1)) {
+      if (standalone.has(text.slice(0, end))) id = text.slice(0, end);
+    }
+    ids.push(standalone.has(text) ? text : id);
+  }
+  return orNull(ids);
+}
+
+export const AVA: Runner = {
+  name: 'ava',
+  detect: (log) => /^\s*✘ \[fail\]: /m.test(log) || /^\s*\d+ tests? failed$/m.test(log),
+  failingTests: avaTests,
+  errorLine: [JS_ERROR],
+  banner: [/^\d+ tests? failed$/, /^✘ \[fail\]: /, /^Error thrown in test:?$/],
+  reportHint: 'ava --tap > test-report.tap (the TAP stream is the report), and CHALK_TEST_REPORT=test-report.tap',
+};
+
+/**
+ * node-tap's base reporter: ` FAIL  file.js 2 failed of 3` then one
+ * `✖ subtest > subtest > assertion` line per failed assertion (the
+ * assertion's name, after the last ` > `, is not part of the test's ID).
+ */
+function nodeTapTests(log: string): string[] | null {
+  const ids: string[] = [];
+  let file = '';
+  for (const line of logLines(log)) {
+    const f = /^\s*FAIL\s+(\S+) \d+ failed of \d+/.exec(line);
+    if (f) {
+      file = f[1] as string;
+      continue;
+    }
+    const m = /^✖ (.*\S)\s*$/.exec(line);
+    if (!m) continue;
+    const path = m[1] as string;
+    const cut = path.lastIndexOf(' > ');
+    const test = cut < 0 ? path : path.slice(0, cut);
+    ids.push(file === '' ? test : `${file} > ${test}`);
+  }
+  return orNull(ids);
+}
+
+export const NODE_TAP: Runner = {
+  name: 'tap',
+  detect: (log) => /^\s*FAIL\s+\S+ \d+ failed of \d+/m.test(log),
+  failingTests: nodeTapTests,
+  // The failed assertion, as the base reporter names it: `✖ math > multiplies > should be equal`.
+  errorLine: [/^✖ \S.* > /, JS_ERROR],
+  banner: [/^(FAIL|PASS|RUNS) \S+ \d+ /, /^(Asserts|Suites):/],
+  reportHint: 'tap --reporter=tap > test-report.tap (or --reporter=junit), and CHALK_TEST_REPORT=test-report.tap',
+};
+
+/** Any TAP stream on the output: mocha --reporter tap, node --test --test-reporter=tap, ava --tap, tap --reporter=tap. */
+export const TAP_STREAM: Runner = {
+  name: 'TAP',
+  detect: looksLikeTap,
+  failingTests: (log) => orNull(tapFailingTests(log)),
+  // node --test's one-line diagnostic `error: 'message'`; mocha's diagnostics carry the JS error line itself.
+  errorLine: [JS_ERROR, /^\s+error: '.*\S.*'$/],
+  banner: [
+    /^(not )?ok\b/,
+    /^# (tests|pass|fail|suites|cancelled|skipped|todo|duration_ms|time)\b/,
+    /^error: '\d+ subtests? failed'$/,
+  ],
+  reportHint:
+    'write the TAP stream to a file (e.g. node --test --test-reporter=tap > test-report.tap), and CHALK_TEST_REPORT=test-report.tap',
+};
+
+export const JS_RUNNERS: readonly Runner[] = [MOCHA, JEST, VITEST, NODE_TEST, AVA, NODE_TAP, TAP_STREAM];
