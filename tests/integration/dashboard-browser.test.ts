@@ -52,6 +52,32 @@ interface Seen {
   plots: { section: string; shapes: number; drawn: number; nan: boolean }[];
 }
 
+/**
+ * Runs in the page (a string: the project's TypeScript has no DOM types): the body's background,
+ * the sections by id, and per plot how many shapes it has and how many are drawn: a line with a
+ * length, anything else with an area.
+ */
+const IN_PAGE = `(() => {
+  const shapes = 'rect,line,path,circle,polyline,polygon';
+  return {
+    background: getComputedStyle(document.body).backgroundColor,
+    sections: [...document.querySelectorAll('section[id]')].map((s) => s.id),
+    plots: [...document.querySelectorAll('section[id] svg')].map((svg) => {
+      const all = [...svg.querySelectorAll(shapes)];
+      const drawn = all.filter((el) => {
+        const b = el.getBBox();
+        return el.tagName === 'line' ? b.width > 0 || b.height > 0 : b.width > 0 && b.height > 0;
+      });
+      return {
+        section: svg.closest('section')?.id ?? '',
+        shapes: all.length,
+        drawn: drawn.length,
+        nan: /NaN|undefined|Infinity/.test(svg.outerHTML),
+      };
+    }),
+  };
+})()`;
+
 /** Opens the page in a fresh profile with the given scheme; what it asked for, logged and drew. */
 async function look(file: string, scheme: 'light' | 'dark', shot: string): Promise<Seen> {
   const url = pathToFileURL(file).href;
@@ -86,27 +112,7 @@ async function look(file: string, scheme: 'light' | 'dark', shot: string): Promi
     page.on('pageerror', (err) => errors.push(String(err)));
     await page.emulateMedia({ colorScheme: scheme });
     await page.goto(url, { waitUntil: 'load' });
-    const seen = await page.evaluate(() => {
-      const shapes = 'rect,line,path,circle,polyline,polygon';
-      return {
-        background: getComputedStyle(document.body).backgroundColor,
-        sections: [...document.querySelectorAll('section[id]')].map((s) => s.id),
-        plots: [...document.querySelectorAll('section[id] svg')].map((svg) => {
-          const all = [...svg.querySelectorAll<SVGGraphicsElement>(shapes)];
-          // A line is drawn when it has a length, anything else when it has an area.
-          const drawn = all.filter((el) => {
-            const b = el.getBBox();
-            return el.tagName === 'line' ? b.width > 0 || b.height > 0 : b.width > 0 && b.height > 0;
-          });
-          return {
-            section: svg.closest('section')?.id ?? '',
-            shapes: all.length,
-            drawn: drawn.length,
-            nan: /NaN|undefined|Infinity/.test(svg.outerHTML),
-          };
-        }),
-      };
-    });
+    const seen = await page.evaluate<Omit<Seen, 'requests' | 'errors'>>(IN_PAGE);
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: shot, fullPage: true });
     process.stdout.write(`dashboard screenshot: ${shot}\n`);
