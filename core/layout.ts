@@ -63,6 +63,8 @@ export interface RunPaths {
   loopJson: string;
   loopErr: string;
   rubricLog: string;
+  /** The second rubric run's output, when the failed tests were run again (CHALK_RERUN_FAILED). */
+  rubricRerunLog: string;
   setupLog: string;
   report: string;
   detention: string;
@@ -83,6 +85,7 @@ export function runPaths(repo: string, ticket: string, env: NodeJS.ProcessEnv = 
     loopJson: join(io, 'loop.json'),
     loopErr: join(io, 'loop.err'),
     rubricLog: join(io, 'rubric.log'),
+    rubricRerunLog: join(io, 'rubric-rerun.log'),
     setupLog: join(io, 'setup.log'),
     report: join(io, 'report'),
     detention: join(io, 'detention.json'),

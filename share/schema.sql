@@ -59,6 +59,8 @@ ALTER TABLE runs ADD COLUMN IF NOT EXISTS first_error text;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS tree_id text;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS verdict text;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS fp_rules text;
+-- Failing tests that passed when the rubric ran again on the same tree (one per line), left out of the fingerprint.
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS flaky_tests text;
 CREATE INDEX IF NOT EXISTS runs_ticket_idx ON runs (repo, ticket);
 CREATE INDEX IF NOT EXISTS runs_created_idx ON runs (created_at);
 CREATE INDEX IF NOT EXISTS runs_run_id_idx ON runs (run_id);

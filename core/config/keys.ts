@@ -62,6 +62,12 @@ export const KEYS: readonly KeySpec[] = [
     oneOf('CHALK_FP_RULES', ['off', 'shadow', 'on']),
   ),
   repo(
+    'CHALK_RERUN_FAILED',
+    'auto',
+    'auto: a failed rubric with known failing tests runs once more on the same tree; a test that then passes is flaky, left out of the fingerprint. off: never',
+    oneOf('CHALK_RERUN_FAILED', ['auto', 'off']),
+  ),
+  repo(
     'CHALK_FP_FEEDBACK',
     'false',
     'true: a retry is told the failing tests and first error',

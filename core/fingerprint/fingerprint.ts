@@ -32,6 +32,9 @@ export interface Fingerprint {
 /** What T is written as when no test IDs were found. */
 export const UNKNOWN = 'UNKNOWN';
 
+/** What the loop's line and `chalk why` say when a failed rubric names no test Chalk can read. */
+export const UNKNOWN_TESTS_LINE = 'failing tests: unknown (set CHALK_TEST_REPORT, see chalk doctor)';
+
 export interface FailedRubric {
   /** The rubric's combined output (`io/rubric.log`). */
   log: string;
@@ -74,8 +77,11 @@ export function testsText(tests: string[] | null): string {
 
 /** The fingerprint of a failed rubric run. */
 export function fingerprintFailure(input: FailedRubric): Fingerprint {
-  const tests = failingTests(input.log, input.report, input.repoDir);
-  const error = firstError(input.log);
+  return failedFingerprint(failingTests(input.log, input.report, input.repoDir), firstError(input.log), input.treeId);
+}
+
+/** The fingerprint of a failed run from its T (sorted, or null), its E and D. */
+export function failedFingerprint(tests: string[] | null, error: string, treeId: string): Fingerprint {
   const generic = error !== '' && isGenericError(error);
   const t = testsText(tests);
   const identifies = tests !== null || (error !== '' && !generic);
@@ -84,7 +90,7 @@ export function fingerprintFailure(input: FailedRubric): Fingerprint {
     tests,
     firstError: error,
     generic,
-    treeId: validTreeId(input.treeId),
+    treeId: validTreeId(treeId),
     testsHash: tests === null ? null : sha256(`${t}\n`),
     failing: tests === null ? null : tests.length,
     hash: identifies ? sha256(`${t}\n\n${error}\n`) : null,

@@ -9,6 +9,7 @@ export {
   sortTests,
   testsText,
   UNKNOWN,
+  UNKNOWN_TESTS_LINE,
   validTreeId,
 } from './fingerprint.js';
 export {

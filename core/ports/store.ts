@@ -42,6 +42,8 @@ export interface CallRecord {
   verdict?: string | null;
   /** The CHALK_FP_RULES mode in force. */
   fpRules?: string | null;
+  /** Failing tests that passed when the rubric ran again on the same tree (first 100 kept); null when none or not run again. */
+  flakyTests?: string[] | null;
 }
 
 export type EventKind = 'detention' | 'submitted' | 'spec_blocked' | 'ready';

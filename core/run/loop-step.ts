@@ -67,11 +67,13 @@ export async function runLoop(run: Run, plan: LoopPlan): Promise<LoopResult> {
     progressed: ending.ended === 'progressed',
     fingerprint,
     verdict: judged.judgement.verdict,
+    flakyTests: rubric.flaky,
     lessons,
   });
   const totalMs = run.deps.clock.now().getTime() - call.startedAt;
   run.log.debug(
-    `loop ${plan.loop} took ${totalMs} ms: agent ${agentMs} ms, rubric ${rubric.ms} ms, harness ${totalMs - agentMs - rubric.ms} ms`,
+    `loop ${plan.loop} took ${totalMs} ms: agent ${agentMs} ms, rubric ${rubric.ms} ms` +
+      `${rubric.rerunMs === null ? '' : `, rubric again ${rubric.rerunMs} ms`}, harness ${totalMs - agentMs - rubric.ms - (rubric.rerunMs ?? 0)} ms`,
   );
   const stop = await verdictStep(run, plan, { judged, ending, fingerprint, callId });
   return {

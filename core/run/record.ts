@@ -17,6 +17,8 @@ export interface CallFacts {
   fpRules: string;
   fingerprint?: Fingerprint | null;
   verdict?: Verdict | null;
+  /** Tests that failed one rubric run and passed the other on the same tree. */
+  flakyTests?: string[];
   /** The model to record when the result names none. */
   model?: string;
   /** Whole seconds the call took, when measured by the caller (else the result's duration). */
@@ -55,6 +57,7 @@ export function callRecord(ctx: RunContext, result: AgentResult, f: CallFacts): 
     treeId: fp && fp.treeId !== '' ? fp.treeId : null,
     verdict: f.fpRules === 'off' ? null : (f.verdict ?? null),
     fpRules: f.fpRules,
+    flakyTests: f.fpRules === 'off' || !f.flakyTests || f.flakyTests.length === 0 ? null : f.flakyTests,
   };
 }
 

@@ -29,6 +29,10 @@ export interface RubricSettings {
   rules: RulesMode;
   /** `CHALK_OUTPUT_CAP_MB`. */
   capMb: number;
+  /** Where the output goes (default `io/rubric.log`); a second run keeps the first's log. */
+  logPath?: string;
+  /** Where the report is copied on the host (default `io/report`); null: not copied. */
+  reportCopy?: string | null;
 }
 
 /** The most of a test report the host reads back from the sandbox. */
@@ -51,7 +55,7 @@ export async function runRubric(
   const useReport = s.reportPath !== '' && s.rules !== 'off';
   if (useReport) await session.exec(`rm -f -- ${quote(s.reportPath)}`, { signal });
   const r = await runLogged(session, s.command, {
-    logPath: ctx.paths.rubricLog,
+    logPath: s.logPath ?? ctx.paths.rubricLog,
     capMb: s.capMb,
     timeoutMs: s.timeoutS * 1000,
     signal,
@@ -65,7 +69,8 @@ export async function runRubric(
       const bytes = await session.readFile(s.reportPath, { maxBytes: REPORT_MAX_BYTES });
       if (bytes !== null && bytes.length > 0) {
         report = bytes.toString('utf8');
-        writeHostFile(ctx.paths.report, bytes);
+        const copy = s.reportCopy === undefined ? ctx.paths.report : s.reportCopy;
+        if (copy !== null) writeHostFile(copy, bytes);
       }
     } catch (err) {
       if (!(err instanceof SandboxFileError)) throw err;

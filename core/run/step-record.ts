@@ -1,5 +1,5 @@
 import { denialNote } from '../agent/denials.js';
-import type { Fingerprint } from '../fingerprint/fingerprint.js';
+import { type Fingerprint, UNKNOWN_TESTS_LINE } from '../fingerprint/fingerprint.js';
 import type { Verdict } from '../fingerprint/verdict.js';
 import { callRecord, secs, usd } from './record.js';
 import type { LoopPlan, Run } from './run.js';
@@ -13,6 +13,8 @@ export interface LoopRow {
   progressed: boolean;
   fingerprint?: Fingerprint | null;
   verdict: Verdict | null;
+  /** Tests that failed one rubric run and passed the other on the same tree. */
+  flakyTests?: string[];
   /** Lessons the prompt carried. */
   lessons: number;
 }
@@ -36,12 +38,15 @@ export async function recordStep(run: Run, plan: LoopPlan, call: LoopCall, row: 
       progressed: row.progressed,
       ...(row.fingerprint !== undefined ? { fingerprint: row.fingerprint } : {}),
       verdict: row.verdict,
+      ...(row.flakyTests ? { flakyTests: row.flakyTests } : {}),
     }),
   );
+  const unknown =
+    row.fingerprint?.rubric === 'failed' && row.fingerprint.tests === null ? `, ${UNKNOWN_TESTS_LINE}` : '';
   const took = secs(deps.clock.now().getTime() - call.startedAt);
   run.log.info(
     `loop ${plan.loop} (${plan.mode}): agent ${row.agentStatus} (${usd(result.costUsd)}, ${took})` +
-      `${row.rubricExit === null ? '' : `, rubric exit ${row.rubricExit}`}.${answer?.summary ? ` ${answer.summary}` : ''}`,
+      `${row.rubricExit === null ? '' : `, rubric exit ${row.rubricExit}`}${unknown}.${answer?.summary ? ` ${answer.summary}` : ''}`,
   );
   const note = denialNote(result, ctx.paths.loopJson);
   if (note) run.log.info(note);

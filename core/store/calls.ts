@@ -33,6 +33,7 @@ const COLUMNS: Array<[string, (c: CallRecord) => unknown]> = [
   ['tree_id', (c) => orNull(c.treeId)],
   ['verdict', (c) => orNull(c.verdict)],
   ['fp_rules', (c) => orNull(c.fpRules)],
+  ['flaky_tests', (c) => (c.flakyTests && c.flakyTests.length > 0 ? c.flakyTests.slice(0, 100).join('\n') : null)],
 ];
 
 const INSERT = `INSERT INTO runs (${COLUMNS.map(([n]) => n).join(', ')})

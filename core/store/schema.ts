@@ -10,8 +10,9 @@ import { SHARE_DIR } from '../paths.js';
  * 2: indexes for the report card's window (runs by repo and time, events, lessons and
  *    decisions by time) and for a run's later loops (runs by run_id and loop).
  * 3: lessons by run_id (whether a run was detained: asked of every ledger run and decider answer).
+ * 4: runs.flaky_tests (failing tests that passed when the rubric ran again on the same tree).
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** Any fixed number: the advisory lock that serialises schema application across processes. */
 const SCHEMA_LOCK = 7_242_001;

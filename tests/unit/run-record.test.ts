@@ -78,8 +78,16 @@ describe('a loop call as a runs row', () => {
       treeId: 'a'.repeat(40),
       verdict: 'spinning',
       fpRules: 'shadow',
+      flakyTests: null,
     });
     expect(failing.firstError).not.toBe('');
+  });
+
+  it('records the flaky tests of a loop whose rubric ran twice, none when there were none or rules are off', () => {
+    const flakyTests = ['tests/test_net.py::test_fetch'];
+    expect(callRecord(ctx, result, { ...facts, fpRules: 'shadow', flakyTests }).flakyTests).toEqual(flakyTests);
+    expect(callRecord(ctx, result, { ...facts, fpRules: 'shadow', flakyTests: [] }).flakyTests).toBeNull();
+    expect(callRecord(ctx, result, { ...facts, fpRules: 'off', flakyTests }).flakyTests).toBeNull();
   });
 
   it('records no fingerprint and no verdict under CHALK_FP_RULES=off, but the mode itself', () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../../core/ports/store.js';
-import { PgStore } from '../../../core/store/index.js';
+import { PgStore, SCHEMA_VERSION } from '../../../core/store/index.js';
 import { BACKENDS } from './backends.js';
 
 const call = (over: Partial<CallRecord> = {}): CallRecord => ({
@@ -69,6 +69,15 @@ describe.each(BACKENDS)('store API on $name', (backend) => {
     expect(row.cost_usd).toBe('0.2500');
     expect(row.run_id).toBe('PROJ-7-1700000000');
     expect(Number(row.cache_write_tokens)).toBe(5);
+    expect(row.flaky_tests).toBeNull();
+  });
+
+  it('records the flaky tests of a loop, one per line', async () => {
+    const id = await store.calls.record(
+      call({ ticket: 'PROJ-8', flakyTests: ['t::net fetch', 't::clock'], fpRules: 'shadow' }),
+    );
+    const r = await store.pool.query('SELECT flaky_tests FROM runs WHERE id = $1', [id]);
+    expect(r.rows[0].flaky_tests).toBe('t::net fetch\nt::clock');
   });
 
   it('summarises tickets: loops, cost of all calls, fixes, and the state rules', async () => {
@@ -195,7 +204,7 @@ describe.each(BACKENDS)('store API on $name', (backend) => {
   it('reports what it is: version, schema version, extensions and row counts', async () => {
     const i = await store.info();
     expect(i.kind).toBe(backend.name === 'embedded' ? 'embedded' : 'server');
-    expect(i.schemaVersion).toBe(1);
+    expect(i.schemaVersion).toBe(SCHEMA_VERSION);
     expect(i.extensions.some((e) => e.startsWith('pg_trgm'))).toBe(true);
     expect(i.semanticRecall).toBe(i.extensions.some((e) => e.startsWith('vector')));
     if (backend.name === 'embedded') expect(i.semanticRecall).toBe(true);

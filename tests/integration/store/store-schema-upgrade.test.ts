@@ -90,6 +90,7 @@ describe.each(BACKENDS)('schema upgrade on $name', (backend) => {
       'tree_id',
       'verdict',
       'fp_rules',
+      'flaky_tests',
     ]) {
       expect(runs).toContain(c);
     }
