@@ -166,10 +166,19 @@ function xunitCase(tag: string, node: XmlNode): string | null {
   return tag === 'test' && attr(node, 'result') === 'Fail' ? attr(node, 'name') : null;
 }
 
-/** trx: `<UnitTestResult testName="Ns.Class.Method" outcome="Failed">` (also inside InnerResults), as dotnet test prints it. */
+const TRX_FAILED = ['Failed', 'Error', 'Timeout', 'Aborted'];
+
+/**
+ * trx: `<UnitTestResult testName="Ns.Class.Method" outcome="Failed">`, as
+ * dotnet test prints it. A data-driven test's rows are InnerResults: when a
+ * row failed, the rows are the IDs and their parent is not.
+ */
 function trxCase(tag: string, node: XmlNode): string | null {
-  const failed = ['Failed', 'Error', 'Timeout', 'Aborted'].includes(attr(node, 'outcome'));
-  return tag === 'UnitTestResult' && failed ? attr(node, 'testName') : null;
+  if (tag !== 'UnitTestResult' || !TRX_FAILED.includes(attr(node, 'outcome'))) return null;
+  const inner = Array.isArray(node.InnerResults) ? node.InnerResults : [];
+  const rows = inner.flatMap((r) => (isObject(r) && Array.isArray(r.UnitTestResult) ? r.UnitTestResult : []));
+  const rowFailed = rows.some((r) => isObject(r) && TRX_FAILED.includes(attr(r, 'outcome')));
+  return rowFailed ? null : attr(node, 'testName');
 }
 
 // --- mocha --reporter json ---------------------------------------------------
