@@ -35,7 +35,7 @@ const git = (cwd: string, ...args: string[]) =>
   }).trim();
 
 /** A repository with a green commit and a detention branch, and the run directory a detained run leaves. */
-function detainedRun() {
+function detainedRun(rubricLog = RUBRIC_LOG) {
   const home = mkdtempSync(join(tmpdir(), 'chalk-why-'));
   const root = join(home, 'shop');
   mkdirSync(join(root, 'src'), { recursive: true });
@@ -53,7 +53,7 @@ function detainedRun() {
   const env = { XDG_STATE_HOME: join(home, 'state') };
   const paths = runPaths('shop', TICKET, env);
   mkdirSync(paths.io, { recursive: true });
-  writeFileSync(paths.rubricLog, RUBRIC_LOG);
+  writeFileSync(paths.rubricLog, rubricLog);
   writeFileSync(
     paths.detention,
     JSON.stringify({
@@ -180,6 +180,23 @@ describe('chalk why', () => {
     ]);
     expect(fake.requests).toHaveLength(0);
     expect(fake.healthCalls).toBe(0);
+  });
+
+  it('says the failing tests are unknown when the failed rubric names none it can read', async () => {
+    const { root, env } = detainedRun('make: *** [Makefile:3: test] Error 1\n');
+    fake = await new FakeDecider().start();
+    const url = `http://decider.example.test:${fake.port}`;
+    const { untrustedReason } = await import('../../core/decision/trust.js');
+    decider = new HttpDecider({
+      entry: { id: 'decider', url, maxContextTokens: 4096, limit: { kind: 'concurrency', maxConcurrent: 1 } },
+      untrusted: () => untrustedReason(url, 'CHALK_DECIDER_URL', env),
+    });
+    const { out } = await explain(root, env, decider);
+    expect(out).toEqual([
+      'SHOP-7 stopped: rubric failed (exit 1)',
+      '  failing tests: unknown (set CHALK_TEST_REPORT, see chalk doctor)',
+      '  work parked on detention/SHOP-7-1791171685',
+    ]);
   });
 
   it('refuses a ticket that never ran, naming where it looked', async () => {

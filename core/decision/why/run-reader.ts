@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { failingTests as readFailingTests } from '../../fingerprint/fingerprint.js';
 import { diffNumstat } from '../../git/host-git.js';
 import type { DetentionFacts, RunPaths } from '../../layout.js';
 
@@ -66,32 +67,15 @@ export function rubricStatements(log: string, max = 16): string[] {
   return [...keep].sort((a, b) => a - b).map((i) => lines[i] as string);
 }
 
-/** Failing test ids: from the test report (JUnit XML) when there is one, else from the rubric log's runner lines. */
+/**
+ * Failing test ids as the loop's fingerprint reads them (core/fingerprint: the
+ * report when there is one, else every known runner's output), at most `max`;
+ * [] when none can be read.
+ */
 export async function failingTests(paths: RunPaths, max = 8): Promise<string[]> {
-  const ids: string[] = [];
+  const log = (await readText(paths.rubricLog)) ?? '';
   const report = await readText(paths.report);
-  if (report?.includes('<testcase')) {
-    const re = /<testcase\b([^>]*?)(?:\/>|>([\s\S]*?)<\/testcase>)/g;
-    for (const m of report.matchAll(re)) {
-      if (!m[2] || !/<(failure|error)\b/.test(m[2])) continue;
-      const attr = (name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(m[1] ?? '')?.[1];
-      const name = attr('name');
-      if (!name) continue;
-      const cls = attr('classname');
-      ids.push(cls ? `${cls}::${name}` : name);
-    }
-  }
-  if (ids.length === 0) {
-    const log = (await readRubricLog(paths)) ?? '';
-    const patterns = [/^FAILED (\S+)/, /^--- FAIL: (\S+)/, /^test (\S+) \.\.\. FAILED/, /^\s*● (.+?)\s*$/];
-    for (const line of log.split('\n')) {
-      for (const p of patterns) {
-        const m = p.exec(line);
-        if (m?.[1]) ids.push(m[1]);
-      }
-    }
-  }
-  return [...new Set(ids)].sort().slice(0, max);
+  return (readFailingTests(log, report) ?? []).slice(0, max);
 }
 
 /** `path (+added -deleted)` per file changed between the last green loop and the detention branch. */

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { UserError } from '../../errors.js';
+import { UNKNOWN_TESTS_LINE } from '../../fingerprint/fingerprint.js';
 import { runPaths } from '../../layout.js';
 import type { Decider } from '../../ports/decider.js';
 import { JsonlDecisionSink } from '../jsonl-sink.js';
@@ -34,13 +35,17 @@ export async function runWhy(o: WhyOptions): Promise<number> {
   const paths = runPaths(o.repo, o.ticket, o.env);
   if (!existsSync(paths.io)) throw new UserError(`no run of ${o.ticket} in ${paths.dir}: run it first (chalk run)`);
   const facts = await readDetention(paths);
+  // The run stopped on a failed rubric (`rubric failed (exit 1)`, `repeat: rubric failed (exit 1)`).
+  const rubricFailed = facts?.reason?.includes('rubric failed') === true;
   const header = facts?.reason
     ? `${o.ticket} stopped: ${facts.reason}`
     : `${o.ticket}: no detention recorded in ${paths.detention}`;
   const factsOnly = async (why: string) => {
     sayOnce(why, o.warn);
     o.out(header);
-    for (const id of await failingTests(paths)) o.out(`  failing: ${id}`);
+    const ids = await failingTests(paths);
+    for (const id of ids) o.out(`  failing: ${id}`);
+    if (ids.length === 0 && rubricFailed) o.out(`  ${UNKNOWN_TESTS_LINE}`);
     if (facts?.branch) o.out(`  work parked on ${facts.branch}`);
     return 1;
   };
@@ -64,6 +69,7 @@ export async function runWhy(o: WhyOptions): Promise<number> {
       call: { retries: 1 },
     });
     o.out(header);
+    if (rubricFailed && (await failingTests(paths)).length === 0) o.out(`  ${UNKNOWN_TESTS_LINE}`);
     if (result.selected.length === 0) {
       o.out('  the decider selected no statement as the cause');
     } else {
