@@ -10,7 +10,9 @@ import { detectRunners, RUNNERS, type Runner } from './runners/index.js';
  * 1. the first line an error pattern of a runner the log looks like matches
  *    (`E   AssertionError: ...`, `AssertionError [ERR_ASSERTION]: ...`,
  *    `thread 'x' panicked at ...`), when it is not a banner; with no runner
- *    detected, every runner's patterns are tried;
+ *    detected, every runner's patterns are tried. When that runner says the
+ *    line only introduces the specifics (`errorContinues`), the next
+ *    non-blank line (within CONTINUATION_LINES) is joined to it;
  * 2. else the first line naming an error by keyword (ERROR_LINE) that is not
  *    a banner (GENERIC_ERRORS and every runner's `banner`);
  * 3. else the first banner, so that E says "generic" rather than nothing.
@@ -63,6 +65,9 @@ export function normaliseError(line: string): string {
   return NORMALISE.reduce((text, [pattern, replacement]) => text.replace(pattern, replacement), line);
 }
 
+/** How far past an introducing error line its specifics are looked for. */
+export const CONTINUATION_LINES = 3;
+
 /** Every banner: core's GENERIC_ERRORS and each registered runner's. */
 function banners(runners: readonly Runner[]): RegExp[] {
   return [...GENERIC_ERRORS, ...runners.flatMap((r) => r.banner ?? [])];
@@ -75,16 +80,20 @@ export function firstError(log: string, runners: readonly Runner[] = RUNNERS): s
   const clean = cleanLog(log);
   const lines = logLines(clean);
   const detected = detectRunners(clean, runners);
-  const patterns = (detected.length > 0 ? detected : runners).flatMap((r) => r.errorLine ?? []);
+  const asked = detected.length > 0 ? detected : runners;
   const bannerList = runners === RUNNERS ? ALL_BANNERS : banners(runners);
   const specific = (line: string): string | null => {
     const e = normaliseError(line);
     return e !== '' && !bannerList.some((re) => re.test(e)) ? e : null;
   };
-  for (const line of lines) {
-    if (!patterns.some((re) => re.test(line))) continue;
+  for (const [i, line] of lines.entries()) {
+    const runner = asked.find((r) => r.errorLine?.some((re) => re.test(line)));
+    if (runner === undefined) continue;
     const e = specific(line);
-    if (e !== null) return e;
+    if (e === null) continue;
+    if (!runner.errorContinues?.some((re) => re.test(line))) return e;
+    const next = lines.slice(i + 1, i + 1 + CONTINUATION_LINES).find((l) => l.trim() !== '');
+    return next === undefined ? e : normaliseError(`${line} ${next}`);
   }
   let firstBanner: string | null = null;
   for (const line of lines) {

@@ -33,7 +33,8 @@ function elsewhere(text: string): string {
     .replace(/\b\d+(\.\d+)?(ms|s)\b/g, (_m, frac: string | undefined, unit: string) => `98${frac ?? ''}${unit}`);
 }
 
-const NODE_ASSERT = 'AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:';
+/** node:assert's message, with the values it puts on the next line. */
+const NODE_ASSERT = 'AssertionError [ERR_ASSERTION]: Expected values to be strictly equal: 6 !== 7';
 
 describe('failing tests and the first error, per real fixture', () => {
   it.each([
@@ -197,6 +198,21 @@ describe('the JavaScript runners, line by line', () => {
       'Error: real one',
     ],
     ["mocha's summary is a banner", '  0 passing (1ms)\n  2 failing\n', ''],
+    [
+      "node:assert's values are joined from the next non-blank line",
+      'ℹ tests 1\n    AssertionError [ERR_ASSERTION]: The expression evaluated to a falsy value:\n\n      assert.ok(x === 12)\n',
+      'AssertionError [ERR_ASSERTION]: The expression evaluated to a falsy value: assert.ok(x === 12)',
+    ],
+    [
+      'but not from further than three lines on',
+      'ℹ tests 1\nAssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n\n\n\n6 !== 7\n',
+      'AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:',
+    ],
+    [
+      'and an error line that does not end in a colon stands alone',
+      'ℹ tests 1\nAssertionError [ERR_ASSERTION]: 6 == 7\nnext line\n',
+      'AssertionError [ERR_ASSERTION]: 6 == 7',
+    ],
   ])('%s', (_name, log, expected) => {
     expect(firstError(log)).toBe(expected);
   });

@@ -26,6 +26,13 @@ import type { Runner } from './types.js';
 const JS_ERROR = /^\s*(?:Uncaught )?(?:[A-Z][A-Za-z0-9_$]*)?(?:Error|Exception)(?: \[[A-Z0-9_]+\])?: \S/;
 const JEST_MATCHER = /^\s*(?:Error: )?expect\((received|value)\)\.\S/;
 
+/**
+ * node:assert's messages that end in `:` and put the values on the next line
+ * (`Expected values to be strictly equal:` then `6 !== 7`); mocha, node --test
+ * and ava print them so.
+ */
+const NODE_ASSERT_INTRO = [/^\s*AssertionError \[ERR_ASSERTION\]: .*:\s*$/];
+
 /** mocha's epilogue: after `  N failing`, `  1) suite` then deeper title lines, the last ending in `:`. */
 function mochaTests(log: string): string[] | null {
   const lines = logLines(log);
@@ -57,6 +64,7 @@ export const MOCHA: Runner = {
   detect: (log) => /^\s+\d+ passing \(/m.test(log) || /^\s+\d+ failing$/m.test(log),
   failingTests: mochaTests,
   errorLine: [JS_ERROR],
+  errorContinues: NODE_ASSERT_INTRO,
   banner: [/^\d+ (passing|failing|pending)( \(.*\))?$/],
   reportHint:
     'mocha --reporter json --reporter-option output=test-report.json (or --reporter xunit), and CHALK_TEST_REPORT=test-report.json',
@@ -135,6 +143,7 @@ export const NODE_TEST: Runner = {
   detect: (log) => /^ℹ tests \d+$/m.test(log),
   failingTests: nodeSpecTests,
   errorLine: [JS_ERROR],
+  errorContinues: NODE_ASSERT_INTRO,
   banner: [/^✖ failing tests:$/, /^ℹ /],
   reportHint:
     'node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=tap --test-reporter-destination=test-report.tap, and CHALK_TEST_REPORT=test-report.tap',
@@ -212,6 +221,7 @@ export const TAP_STREAM: Runner = {
   failingTests: (log) => orNull(tapFailingTests(log)),
   // node --test's one-line diagnostic `error: 'message'`; mocha's diagnostics carry the JS error line itself.
   errorLine: [JS_ERROR, /^\s+error: '.*\S.*'$/],
+  errorContinues: NODE_ASSERT_INTRO,
   banner: [
     /^(not )?ok\b/,
     /^# (tests|pass|fail|suites|cancelled|skipped|todo|duration_ms|time)\b/,

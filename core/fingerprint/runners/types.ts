@@ -24,6 +24,13 @@ export interface Runner {
    */
   errorLine?: RegExp[];
   /**
+   * Error lines (already matched by `errorLine`) that only introduce the
+   * specifics on the next non-blank line, e.g. node's `AssertionError
+   * [ERR_ASSERTION]: Expected values to be strictly equal:` before `6 !== 7`:
+   * the first error is then both lines, joined by a space.
+   */
+  errorContinues?: RegExp[];
+  /**
    * Lines that only say that something failed (section headers, summaries),
    * tested against the normalised line (spacing collapsed, times `<time>`,
    * durations `<d>`, line numbers gone): never the first error.
