@@ -2,8 +2,9 @@
 // The report card over a year of a busy team's telemetry, timed on both stores in one run:
 // 1,000,000 runs rows on a Postgres server and 100,000 on the embedded PGlite store (with
 // the events, lessons and decisions that go with them: tests/fixtures/telemetry-seed.sql),
-// then `chalk dashboard --all --days 366 --no-open --output FILE` against each, as a person
-// runs it (the real CLI, start-up included). Prints seconds per backend.
+// then `chalk dashboard --all --no-open --output FILE` against each, as a person runs it (the
+// real CLI, start-up included), over the whole year (--days 366) and the default 30 days.
+// Prints seconds and page size per backend and window.
 // Run after `npm run build`:
 //   CHALK_BENCH_PG_URL=postgresql://user:pw@127.0.0.1:5432/db node bench/dashboard.mjs [server-rows] [embedded-rows]
 // (CHALK_TEST_PG_URL is used when CHALK_BENCH_PG_URL is unset; the role needs CREATEDB: a
@@ -108,26 +109,31 @@ try {
     await stores[name].close();
   }
 
-  const built = {};
+  // The year (every row) and the default window (30 days), each as a person runs it.
+  const windows = { year: ['--all', '--days', '366'], month: ['--all'] };
+  const built = { server: {}, embedded: {} };
   for (const name of ['server', 'embedded']) {
-    const output = join(state, `dashboard-${name}.html`);
     const env =
       name === 'server' ? { CHALK_DATABASE_URL: server.url } : { XDG_STATE_HOME: state, CHALK_DATABASE_URL: '' };
-    process.stderr.write(`building the page from the ${name} store...\n`);
-    const t0 = performance.now();
-    await chalk(['dashboard', '--all', '--days', '366', '--no-open', '--output', output], env);
-    built[name] = { s: secs(t0), kb: statSync(output).size / 1024 };
+    for (const [w, args] of Object.entries(windows)) {
+      const output = join(state, `dashboard-${name}-${w}.html`);
+      process.stderr.write(`building the page from the ${name} store (${args.join(' ')})...\n`);
+      const t0 = performance.now();
+      await chalk(['dashboard', ...args, '--no-open', '--output', output], env);
+      built[name][w] = { s: secs(t0), kb: statSync(output).size / 1024 };
+    }
   }
 
   const f = (x) => x.toFixed(2);
+  const n = (x) => x.toLocaleString('en');
   const line = (name, label) =>
-    `  ${label}: ${f(built[name].s)} s to build (${built[name].kb.toFixed(0)} KiB page) over ` +
-    `${counts[name].runs.toLocaleString('en')} runs, ${counts[name].events.toLocaleString('en')} events, ` +
-    `${counts[name].lessons.toLocaleString('en')} lessons, ${counts[name].decisions.toLocaleString('en')} decisions ` +
-    `(seeded in ${f(seeded[name])} s)`;
+    `  ${label}, ${n(counts[name].runs)} runs, ${n(counts[name].events)} events, ${n(counts[name].lessons)} lessons, ` +
+    `${n(counts[name].decisions)} decisions (seeded in ${f(seeded[name])} s):\n` +
+    `    --days 366 (every row): ${f(built[name].year.s)} s, page ${built[name].year.kb.toFixed(0)} KiB\n` +
+    `    default --days 30:      ${f(built[name].month.s)} s, page ${built[name].month.kb.toFixed(0)} KiB`;
   process.stdout.write(
     `${[
-      'dashboard bench: chalk dashboard --all --days 366 --no-open, the real CLI, start-up included',
+      'dashboard bench: chalk dashboard --all --no-open, the real CLI, start-up included',
       line('server', 'Postgres server'),
       line('embedded', 'embedded PGlite'),
     ].join('\n')}\n`,
