@@ -12,6 +12,7 @@ import {
   nodeCheck,
   runChecks,
 } from '../core/setup/doctor.js';
+import { testReportCheck } from '../core/setup/doctor-report.js';
 import { kernelContext, loadCommandConfig } from './context.js';
 
 export default class DoctorCommand extends Command {
@@ -28,7 +29,13 @@ export default class DoctorCommand extends Command {
     let results: CheckResult[];
     try {
       const { kernel } = await kernelContext({ root, config: loadCommandConfig(root, log), log });
-      checks.push(configCheck(kernel.config), credentialsCheck(), forgeCheck(kernel, root), ...kernel.checks);
+      checks.push(
+        configCheck(kernel.config),
+        testReportCheck(kernel.config, root),
+        credentialsCheck(),
+        forgeCheck(kernel, root),
+        ...kernel.checks,
+      );
       results = await runChecks(checks);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;

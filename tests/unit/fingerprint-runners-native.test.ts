@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { reportAdvice } from '../../core/fingerprint/advice.js';
 import { fingerprintFailure } from '../../core/fingerprint/index.js';
 import { detectRunners } from '../../core/fingerprint/runners/index.js';
 
@@ -148,6 +149,15 @@ describe('native runners, hand-written output (not installable here)', () => {
     const moved = elsewhere(log);
     expect(moved).not.toBe(log);
     expect(fingerprint(moved).hash).toBe(fingerprint(log).hash);
+  });
+});
+
+describe("chalk doctor's advice", () => {
+  it.each(REAL.map(([file, runner]) => [file, runner]))('%s: %s read, with its report option', (file, runner) => {
+    const advice = reportAdvice(read(file));
+    expect(advice.runners).toContain(runner);
+    expect(advice.testsRead).toBe(true);
+    expect(advice.hints.find((h) => h.startsWith(`${runner}: `))).toMatch(/CHALK_TEST_REPORT/);
   });
 });
 
