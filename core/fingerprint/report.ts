@@ -21,14 +21,38 @@ export type ReportFormat = 'junit' | 'xunit' | 'trx' | 'jest' | 'mocha' | 'tap' 
 /** Where the repository is checked out in the sandbox; jest names files by absolute path. */
 export const SANDBOX_REPO = '/work/repo';
 
-/** The name of an XML document's root element, past the prolog, comments and a DOCTYPE. */
-const XML_ROOT =
-  /^\s*(?:<\?[\s\S]*?\?>\s*|<!--[\s\S]*?-->\s*|<!DOCTYPE[^[>]*(?:\[[\s\S]*?\])?\s*>\s*)*<([A-Za-z_][\w:.-]*)/;
+/**
+ * The name of an XML document's root element, past the prolog, comments and
+ * a DOCTYPE (read with indexOf: a regular expression for this backtracks
+ * exponentially on a hostile prolog).
+ */
+function xmlRoot(body: string): string {
+  let i = 0;
+  const skipTo = (end: string, from: number) => {
+    const at = body.indexOf(end, from);
+    return at < 0 ? -1 : at + end.length;
+  };
+  while (i >= 0) {
+    while (i < body.length && /\s/.test(body[i] as string)) i++;
+    if (body.startsWith('<?', i)) i = skipTo('?>', i + 2);
+    else if (body.startsWith('<!--', i)) i = skipTo('-->', i + 4);
+    else if (body.startsWith('<!DOCTYPE', i)) {
+      const bracket = body.indexOf('[', i);
+      const gt = body.indexOf('>', i);
+      if (bracket < 0 || bracket > gt) i = gt < 0 ? -1 : gt + 1;
+      else {
+        const close = skipTo(']', bracket);
+        i = close < 0 ? -1 : skipTo('>', close);
+      }
+    } else break;
+  }
+  return i < 0 ? '' : (/^<([A-Za-z_][\w:.-]*)/.exec(body.slice(i, i + 200))?.[1] ?? '');
+}
 
 export function reportFormat(content: string): ReportFormat {
   const body = content.replace(/^\uFEFF/, '');
   if (/^\s*</.test(body)) {
-    const root = XML_ROOT.exec(body)?.[1] ?? '';
+    const root = xmlRoot(body);
     if (root === 'assemblies' || root === 'assembly') return 'xunit';
     if (root === 'TestRun') return 'trx';
     return 'junit';

@@ -15,8 +15,9 @@ import { logLines } from './log.js';
  * - A failing test with failing subtests is not itself an ID: its failing
  *   subtests are, named by the path from the top, joined with ` > `.
  */
-const POINT = /^(\s*)(not ok|ok)\b(?:\s+\d+)?(?:\s+-)?(?:\s+(.*?))?\s*$/;
-const SUBTEST = /^(\s*)# Subtest: (.*?)\s*$/;
+// Greedy tails, trimmed in code: a lazy tail before `\s*$` is quadratic on a hostile line of spaces.
+const POINT = /^(\s*)(not ok|ok)\b(?:\s+\d+)?(?:\s+-(?=\s|$))?(.*)$/;
+const SUBTEST = /^(\s*)# Subtest: (.*)$/;
 const DIRECTIVE = /\s#\s*(SKIP|TODO)\b.*$/i;
 const TIME = /\s#\s*time=.*$/;
 
@@ -55,7 +56,7 @@ export function tapFailingTests(text: string): string[] {
     }
     const sub = SUBTEST.exec(line);
     if (sub) {
-      levelFor(indent).subtests.push(sub[2] ?? '');
+      levelFor(indent).subtests.push((sub[2] ?? '').trim());
       continue;
     }
     const point = POINT.exec(line);

@@ -293,3 +293,23 @@ describe('reports from the real runners', () => {
     expect(failingTests('--- FAIL: FromLog', report)).toEqual(expected);
   });
 });
+
+describe('hostile output', () => {
+  // Each would take hours if a pattern backtracked quadratically or worse; linear, it takes milliseconds.
+  const spaces = ' '.repeat(200_000);
+  it.each([
+    ['a node --test line of spaces', `ℹ tests 1\n▶ a${spaces}b\n✖ a${spaces}b (1ms)\n`],
+    ['a TAP point of spaces', `TAP version 13\nnot ok 1 - a${spaces}b\n# Subtest: x${spaces}y\n`],
+    ['an ava title of spaces', `  ✘ [fail]: ${'a '.repeat(200_000)}\n  1 test failed\n`],
+    ['an assertion line of colons and spaces', `ℹ tests 1\nAssertionError [ERR_ASSERTION]: ${': '.repeat(200_000)}x\n`],
+  ])('%s is read in linear time', (_name, log) => {
+    expect(() => failingTests(log, null)).not.toThrow();
+    expect(() => firstError(log)).not.toThrow();
+  });
+
+  it('an XML prolog of repeated processing instructions is told in linear time', () => {
+    expect(reportFormat(`${'<??>'.repeat(50_000)}!`)).toBe('junit');
+    expect(reportFormat(`<?xml version="1.0"?><!-- c --><!DOCTYPE t [<!ENTITY a "b">]><assemblies/>`)).toBe('xunit');
+    expect(reportFormat('<!DOCTYPE t [ no end')).toBe('junit');
+  });
+});

@@ -113,10 +113,10 @@ function nodeSpecTests(log: string): string[] | null {
   const open: { indent: number; name: string; failedChild: boolean }[] = [];
   for (const line of logLines(log)) {
     if (/^✖ failing tests:\s*$/.test(line)) break; // the summary repeats the failures without their suites
-    const m = /^(\s*)(▶|✖) (.*?)(?: \([0-9.]+m?s\))?\s*$/.exec(line);
+    const m = /^(\s*)(▶|✖) (.*)$/.exec(line);
     if (!m) continue;
     const indent = (m[1] as string).length;
-    const name = m[3] as string;
+    const name = (m[3] as string).trimEnd().replace(/ \([0-9.]+m?s\)$/, '');
     while (open.length > 0 && (open[open.length - 1]?.indent ?? 0) > indent) open.pop();
     const last = open[open.length - 1];
     if (last !== undefined && last.indent === indent) {
@@ -154,6 +154,8 @@ export const NODE_TEST: Runner = {
  * after the title, e.g. `Error thrown in test`); the title stands alone on a
  * line of the failure details below, which tells where it ends.
  */
+const MAX_TITLE = 1000;
+
 function avaTests(log: string): string[] | null {
   const lines = logLines(log);
   const standalone = new Set(lines.map((l) => l.trim()));
@@ -163,7 +165,8 @@ function avaTests(log: string): string[] | null {
     if (!m) continue;
     const text = m[1] as string;
     let id = text;
-    for (let end = text.indexOf(' '); end > 0; end = text.indexOf(' ', end + 1)) {
+    // Titles longer than MAX_TITLE are not looked for (each candidate is a slice: quadratic on a hostile line).
+    for (let end = text.indexOf(' '); end > 0 && end <= MAX_TITLE; end = text.indexOf(' ', end + 1)) {
       if (standalone.has(text.slice(0, end))) id = text.slice(0, end);
     }
     ids.push(standalone.has(text) ? text : id);
