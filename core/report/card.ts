@@ -74,6 +74,7 @@ export function buildCard(raw: RawReport, settings: CardSettings): Card {
     testReportSet: settings.testReportSet,
     loopsWithDenials: t.loops_with_denials ?? 0,
     failingTests: [...ticketsPerTest.entries()].map(([k, tickets]) => ({ test: k, tickets })),
+    flakyTests: raw.summary.flaky_tests.map((t) => ({ test: `${t.repo}\n${t.test}`, loops: t.loops })),
   });
   return {
     settings,

@@ -49,6 +49,8 @@ export interface RawSummary {
   detentions_by_reason: Record<string, number>;
   lessons: Record<string, number>;
   failing_tests: { repo: string; test: string; loops: number; tickets: number }[];
+  /** Tests that failed and passed when the rubric ran again on the same tree. */
+  flaky_tests: { repo: string; test: string; loops: number; tickets: number }[];
 }
 
 export interface HelpCounts {

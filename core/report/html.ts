@@ -222,11 +222,23 @@ function decider(c: Card): string {
 }
 
 function failingTests(c: Card): string {
-  return table(
+  const s = c.raw.summary;
+  const plot =
+    s.failing_tests.length === 0
+      ? ''
+      : hbars(
+          s.failing_tests.slice(0, 10).map((f) => ({ label: f.test, value: f.loops, waste: true })),
+          { title: 'failing loops by test', format: String },
+        );
+  return `${plot}${table(
     ['repository', 'test', 'failing loops', 'tickets'],
-    c.raw.summary.failing_tests.map((f) => [f.repo, f.test, f.loops, f.tickets]),
+    s.failing_tests.map((f) => [f.repo, f.test, f.loops, f.tickets]),
     'No failing test was named in this window.',
-  );
+  )}<h3>Flaky (failed, then passed on the same tree)</h3>${table(
+    ['repository', 'test', 'loops', 'tickets'],
+    s.flaky_tests.map((f) => [f.repo, f.test, f.loops, f.tickets]),
+    'No test was found flaky in this window.',
+  )}`;
 }
 
 function tickets(c: Card): string {

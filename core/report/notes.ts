@@ -19,8 +19,8 @@ export const THRESHOLDS = {
   noTestsShare: 0.5,
   /** Refused actions: in at least this share of loops. */
   denialShare: 0.05,
-  /** A test failing in at least this many tickets is flaky or broken where every ticket starts. */
-  flakyTickets: 3,
+  /** A test failing in at least this many tickets is broken where every ticket starts (or flaky). */
+  sharedTickets: 3,
 } as const;
 
 export interface NoteFacts {
@@ -40,6 +40,8 @@ export interface NoteFacts {
   loopsWithDenials: number;
   /** Tests and how many tickets they failed in. */
   failingTests: { test: string; tickets: number }[];
+  /** Tests recorded flaky (failed, then passed on the same tree), and in how many loops. */
+  flakyTests: { test: string; loops: number }[];
 }
 
 export interface Note {
@@ -107,12 +109,24 @@ export const refusedActions: Rule = (f) =>
       }
     : null;
 
+export const sharedFailures: Rule = (f) => {
+  const shared = f.failingTests.filter((t) => t.tickets >= THRESHOLDS.sharedTickets);
+  const n = shared.length;
+  return n > 0
+    ? {
+        id: 'shared_failures',
+        text: `${n} test${n === 1 ? '' : 's'} failed in ${THRESHOLDS.sharedTickets} or more tickets (see "Which tests keep failing?"): broken on the base branch or flaky; fix ${n === 1 ? 'it' : 'them'} before the agents pay for ${n === 1 ? 'it' : 'them'} again.`,
+      }
+    : null;
+};
+
 export const flakyTests: Rule = (f) => {
-  const flaky = f.failingTests.filter((t) => t.tickets >= THRESHOLDS.flakyTickets);
-  return flaky.length > 0
+  const n = f.flakyTests.length;
+  const loops = f.flakyTests.reduce((s, t) => s + t.loops, 0);
+  return n > 0
     ? {
         id: 'flaky',
-        text: `${flaky.length} test${flaky.length === 1 ? '' : 's'} failed in ${THRESHOLDS.flakyTickets} or more tickets (see "Which tests keep failing?"): flaky, or broken on the base branch; fix ${flaky.length === 1 ? 'it' : 'them'} before the agents pay for ${flaky.length === 1 ? 'it' : 'them'} again.`,
+        text: `${n} test${n === 1 ? '' : 's'} failed and then passed on the same tree in ${loops} loop${loops === 1 ? '' : 's'} (flaky; left out of fingerprints): make ${n === 1 ? 'it' : 'them'} deterministic, since every rerun costs rubric time.`,
       }
     : null;
 };
@@ -124,6 +138,7 @@ export const RULES: readonly Rule[] = [
   fpRulesOn,
   testReport,
   refusedActions,
+  sharedFailures,
   flakyTests,
 ];
 

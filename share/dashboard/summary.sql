@@ -118,6 +118,14 @@ SELECT json_build_object(
       'scope_repo', count(*) FILTER (WHERE scope = 'repo'),
       'scope_general', count(*) FILTER (WHERE scope = 'general')
     ) FROM ls),
+  -- Tests that failed and then passed on the same tree (runs.flaky_tests): up to 10 per repository.
+  'flaky_tests', (SELECT COALESCE(json_agg(json_build_object(
+      'repo', repo, 'test', test, 'loops', loops, 'tickets', tickets) ORDER BY repo, loops DESC, test), '[]'::json)
+    FROM (SELECT repo, test, loops, tickets, row_number() OVER (PARTITION BY repo ORDER BY loops DESC, tickets DESC, test) AS rank
+          FROM (SELECT repo, t AS test, count(*) AS loops, count(DISTINCT ticket) AS tickets
+                FROM l, unnest(string_to_array(flaky_tests, E'\n')) AS t
+                WHERE flaky_tests IS NOT NULL AND t <> '' GROUP BY repo, t) c) ranked
+    WHERE rank <= 10),
   -- Which tests keep failing: up to 10 per repository, by failing loops.
   'failing_tests', (SELECT COALESCE(json_agg(json_build_object(
       'repo', repo, 'test', test, 'loops', loops, 'tickets', tickets) ORDER BY repo, loops DESC, test), '[]'::json)

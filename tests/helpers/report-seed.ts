@@ -84,6 +84,7 @@ export async function seedTelemetry(store: Store, opts: SeedOptions = {}): Promi
             runId: c.runId ? `${h}${c.runId}` : null,
             testsHash: c.testsHash ? h : null,
             failingTests: c.failingTests ? [h] : null,
+            flakyTests: c.flakyTests ? [h] : null,
             firstError: c.firstError ? h : null,
             treeId: c.treeId ? h : null,
             verdict: c.verdict ? h : null,
@@ -166,7 +167,7 @@ export async function seedTelemetry(store: Store, opts: SeedOptions = {}): Promi
   ]);
   // Run 2: progress, a review that fails, a fix, a passing review, submitted.
   const r1 = runs[1] as (typeof runs)[number];
-  await call({ ...r1, runId: r1.run, loop: 1, costUsd: 0.2 });
+  await call({ ...r1, runId: r1.run, loop: 1, costUsd: 0.2, flakyTests: [`${SENTINELS.test}_flaky`] });
   await call({ ...r1, runId: r1.run, loop: 2, costUsd: 0.25, model: SENTINELS.otherModel });
   await call({ ...r1, runId: r1.run, loop: 0, kind: 'review', agentStatus: 'fail', costUsd: 0.1 });
   await call({ ...r1, runId: r1.run, loop: 3, kind: 'fix-review', costUsd: 0.15 });

@@ -55,6 +55,7 @@ describe.each(BACKENDS)('chalk dashboard and chalk share through the CLI on $nam
     // Nothing to fetch: no src, href, url() or @import anywhere.
     expect(html).not.toMatch(/<[^>]*\s(src|href|action)=|url\(|@import/i);
     expect(html).toContain(SENTINELS.ticket);
+    expect(html).toContain(`${SENTINELS.test}_flaky`);
     expect(html).toContain('prefers-color-scheme:dark');
     expect(html).toContain('@media print');
   });

@@ -53,6 +53,7 @@ export function rawReport(text: string): RawReport {
       detentions_by_reason: { repeat: 1, other: 1 },
       lessons: { opened: 2, resolved: 1, distilled: 1, fingerprinted: 2, scope_repo: 1, scope_general: 0 },
       failing_tests: [{ repo: text, test: text, loops: 5, tickets: 3 }],
+      flaky_tests: [{ repo: text, test: text, loops: 2, tickets: 1 }],
     },
     runs: {
       ledger_runs: [

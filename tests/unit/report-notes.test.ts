@@ -8,6 +8,7 @@ import {
   notesForNextTerm,
   refusedActions,
   reviewNeverFails,
+  sharedFailures,
   testReport,
 } from '../../core/report/notes.js';
 
@@ -25,6 +26,7 @@ const quiet: NoteFacts = {
   testReportSet: false,
   loopsWithDenials: 0,
   failingTests: [{ test: 'a', tickets: 2 }],
+  flakyTests: [],
 };
 const f = (over: Partial<NoteFacts>): NoteFacts => ({ ...quiet, ...over });
 
@@ -72,9 +74,12 @@ describe('notes for next term', () => {
     // refused actions: 5% of loops
     { rule: refusedActions, facts: f({ loopsWithDenials: 5 }), fires: true },
     { rule: refusedActions, facts: f({ loopsWithDenials: 4 }), fires: false },
-    // flaky: a test failing in 3 tickets
-    { rule: flakyTests, facts: f({ failingTests: [{ test: 'a', tickets: 3 }] }), fires: true },
-    { rule: flakyTests, facts: f({ failingTests: [{ test: 'a', tickets: 2 }] }), fires: false },
+    // shared failures: a test failing in 3 tickets
+    { rule: sharedFailures, facts: f({ failingTests: [{ test: 'a', tickets: 3 }] }), fires: true },
+    { rule: sharedFailures, facts: f({ failingTests: [{ test: 'a', tickets: 2 }] }), fires: false },
+    // flaky: any test recorded flaky
+    { rule: flakyTests, facts: f({ flakyTests: [{ test: 'a', loops: 1 }] }), fires: true },
+    { rule: flakyTests, facts: f({ flakyTests: [] }), fires: false },
   ])('$rule.name fires: $fires (case $#)', ({ rule, facts, fires }) => {
     expect(rule(facts) !== null).toBe(fires);
   });
@@ -82,5 +87,12 @@ describe('notes for next term', () => {
   it('says the numbers it fired on', () => {
     expect(capFarAbove(f({ p90LoopCost: 0.2 }))?.text).toContain('lower CHALK_BUDGET_USD to about $0.40');
     expect(testReport(f({ failedLoops: 12, failedLoopsNoTests: 9 }))?.text).toMatch(/^9 of 12 failed loops/);
+    const flaky = f({
+      flakyTests: [
+        { test: 'a', loops: 2 },
+        { test: 'b', loops: 3 },
+      ],
+    });
+    expect(flakyTests(flaky)?.text).toMatch(/^2 tests failed and then passed on the same tree in 5 loops/);
   });
 });
