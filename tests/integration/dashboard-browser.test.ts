@@ -13,7 +13,8 @@ import { BACKENDS, CI, ROOT } from './store/backends.js';
  * The report card as a person sees it: telemetry seeded on each store, the page written by
  * the real `chalk dashboard`, opened from file:// in Debian's headless Chromium (driven by
  * playwright-core; no browser is ever downloaded). Every section is there, every plot has
- * drawn shapes, nothing logs an error and nothing at all is fetched, in light and dark.
+ * drawn shapes, nothing logs an error and nothing at all is fetched, in light and dark; printed,
+ * it is dark text on a light page.
  * Screenshots go to tests/artifacts/ (ignored by git). Skipped only outside CI without chromium.
  */
 const CHROMIUM = '/usr/bin/chromium';
@@ -48,6 +49,7 @@ interface Seen {
   requests: string[];
   errors: string[];
   background: string;
+  printed: { background: string; color: string };
   sections: string[];
   plots: { section: string; shapes: number; drawn: number; nan: boolean }[];
 }
@@ -77,6 +79,13 @@ const IN_PAGE = `(() => {
     }),
   };
 })()`;
+
+/** Relative luminance (0 black .. 1 white) of a CSS rgb()/rgba() colour. */
+function lightness(css: string): number {
+  const [r, g, b] = (css.match(/[\d.]+/g) ?? []).map(Number).map((c) => c / 255);
+  if (r === undefined || g === undefined || b === undefined) throw new Error(`not an rgb colour: ${css}`);
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
 
 /** Opens the page in a fresh profile with the given scheme; what it asked for, logged and drew. */
 async function look(file: string, scheme: 'light' | 'dark', shot: string): Promise<Seen> {
@@ -112,11 +121,16 @@ async function look(file: string, scheme: 'light' | 'dark', shot: string): Promi
     page.on('pageerror', (err) => errors.push(String(err)));
     await page.emulateMedia({ colorScheme: scheme });
     await page.goto(url, { waitUntil: 'load' });
-    const seen = await page.evaluate<Omit<Seen, 'requests' | 'errors'>>(IN_PAGE);
+    const seen = await page.evaluate<Omit<Seen, 'requests' | 'errors' | 'printed'>>(IN_PAGE);
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: shot, fullPage: true });
     process.stdout.write(`dashboard screenshot: ${shot}\n`);
-    return { requests, errors, ...seen };
+    // Printed, in either scheme: dark text on a light page.
+    await page.emulateMedia({ media: 'print', colorScheme: scheme });
+    const printed = await page.evaluate<{ background: string; color: string }>(
+      `(() => { const s = getComputedStyle(document.body); return { background: s.backgroundColor, color: s.color }; })()`,
+    );
+    return { requests, errors, ...seen, printed };
   } finally {
     await context?.close();
     rmSync(profile, { recursive: true, force: true });
@@ -164,6 +178,7 @@ describe.skipIf(!HAVE_CHROMIUM).each(BACKENDS)('the report card in Chromium, fro
       expect(s.errors, scheme).toEqual([]);
       expect(s.sections, scheme).toEqual(SECTIONS);
       for (const id of PLOTTED) expect(s.plots.filter((p) => p.section === id).length, id).toBeGreaterThan(0);
+      expect(lightness(s.printed.background), `${scheme}, printed`).toBeGreaterThan(lightness(s.printed.color) + 0.5);
       for (const p of s.plots) {
         expect(p.drawn, `${scheme}: a plot in #${p.section} drew nothing`).toBeGreaterThan(0);
         expect(p.nan, `${scheme}: a plot in #${p.section} has NaN/undefined in it`).toBe(false);
