@@ -18,7 +18,8 @@ export const OUTPUT_PATTERNS: ReadonlyArray<{ runner: string; pattern: RegExp }>
 export function testsFromOutput(log: string): string[] {
   const clean = cleanLog(log);
   const ids: string[] = [];
-  for (const runner of detectRunners(clean)) ids.push(...(runner.failingTests(clean) ?? []));
+  // A loop, not push(...ids): a log may name more failing tests than a call takes arguments.
+  for (const runner of detectRunners(clean)) for (const id of runner.failingTests(clean) ?? []) ids.push(id);
   if (OUTPUT_PATTERNS.length === 0) return ids;
   for (const line of logLines(clean)) {
     for (const { pattern } of OUTPUT_PATTERNS) {
