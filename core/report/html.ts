@@ -26,7 +26,9 @@ const rate = (a: number, b: number) => (b > 0 ? pct(a / b) : '–');
 function table(head: string[], rows: (string | number)[][], empty: string): string {
   if (rows.length === 0) return `<p class="empty">${e(empty)}</p>`;
   const th = head.map((h) => `<th>${e(h)}</th>`).join('');
-  const tr = rows.map((r) => `<tr>${r.map((c) => `<td>${e(c)}</td>`).join('')}</tr>`).join('');
+  const cell = (c: string | number) =>
+    typeof c === 'number' || /^[$–0-9]/.test(c) ? `<td>${e(c)}</td>` : `<td class="t">${e(c)}</td>`;
+  const tr = rows.map((r) => `<tr>${r.map(cell).join('')}</tr>`).join('');
   return `<table><thead><tr>${th}</tr></thead><tbody>${tr}</tbody></table>`;
 }
 
@@ -265,10 +267,11 @@ h3{font-size:1rem;margin:1.2rem 0 .4rem;color:var(--muted)}
 .tile .v{font-size:1.4rem;font-weight:bold}.tile.big .v{font-size:2rem}
 .tile .k{color:var(--muted);font-size:.85rem}
 table{border-collapse:collapse;width:100%;margin:.4rem 0;font-size:.9rem}
-th,td{text-align:left;padding:.2rem .5rem;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
+th,td{text-align:left;padding:.2rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
+td{white-space:nowrap}td.t{white-space:normal;overflow-wrap:anywhere}th{white-space:nowrap}
 th{color:var(--muted);font-weight:normal}
 .notes li{margin:.3rem 0}
-svg.plot{display:block;margin:.4rem 0;max-height:22rem}
+svg.plot{display:block;margin:.4rem 0;max-width:880px}
 svg .bar{fill:var(--bar)}svg .bar.waste{fill:var(--waste)}
 svg .lbl,svg .val{fill:var(--fg);font:12px ui-monospace,"Courier New",monospace}
 svg .axis{stroke:var(--line)}svg .marker{stroke:var(--accent);stroke-dasharray:4 3}

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoName } from '../../core/repo/git.js';
@@ -20,6 +20,7 @@ describe.each(BACKENDS)('chalk dashboard and chalk share through the CLI on $nam
   const cwd = tempDir('chalk-dash-');
   const env = () => db.env as Record<string, string | undefined>;
   let repo = '';
+  const bin = tempDir('chalk-open-');
 
   beforeAll(async () => {
     db = await backend.fresh();
@@ -40,6 +41,7 @@ describe.each(BACKENDS)('chalk dashboard and chalk share through the CLI on $nam
   }, 240_000);
   afterAll(async () => {
     await db?.dispose();
+    for (const dir of [cwd, bin, repo && join(repo, '..')]) if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('writes one self-contained page with every section and its plots, and prints its path', () => {
@@ -101,7 +103,6 @@ describe.each(BACKENDS)('chalk dashboard and chalk share through the CLI on $nam
   });
 
   it('opens the page with xdg-open only when there is a display, and not with --no-open', async () => {
-    const bin = tempDir('chalk-open-');
     const log = join(bin, 'opened');
     writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$1" >> '${log}'\n`);
     chmodSync(join(bin, 'xdg-open'), 0o755);
