@@ -117,6 +117,34 @@ describe('failing tests and the first error, per real fixture', () => {
   });
 
   it.each([
+    'mocha-spec.txt',
+    'mocha-spec-color.txt',
+    'mocha-dot.txt',
+    'mocha-tap.txt',
+    'jest-default.txt',
+    'jest-default-color.txt',
+    'vitest-default.txt',
+    'vitest-default-color.txt',
+    'vitest-verbose.txt',
+    'node-spec.txt',
+    'node-spec-color.txt',
+    'node-tap.txt',
+    'ava-default.txt',
+    'ava-default-color.txt',
+    'ava-tap.txt',
+    'tap-base.txt',
+    'tap-base-color.txt',
+    'tap-tap.txt',
+  ])('%s: a second real run (rerun/, another temp directory, later) has the same fingerprint', (file) => {
+    const first = fixture(file);
+    const second = fixture(`rerun/${file}`);
+    expect(second).not.toBe(first);
+    const fp = (log: string) => fingerprintFailure({ log, report: null, treeId: '' });
+    expect(fp(second).hash).toBe(fp(first).hash);
+    expect(fp(second).firstError).toBe(fp(first).firstError);
+  });
+
+  it.each([
     ['mocha-spec-color.txt', 'mocha-spec.txt'],
     ['jest-default-color.txt', 'jest-default.txt'],
     ['vitest-default-color.txt', 'vitest-default.txt'],
@@ -259,6 +287,8 @@ describe('reports from the real runners', () => {
     ],
     ['vitest-real-junit.xml', 'junit', ['math.test.mjs::math > multiplies', 'math.test.mjs::math > reads config']],
     ['node-report.tap', 'tap', ['math > multiplies', 'math > reads config']],
+    // node's JUnit reporter names every test's class `test`.
+    ['node-report.xml', 'junit', ['test::multiplies', 'test::reads config']],
     // Written by hand in the formats (no dotnet here), see README.md.
     ['xunit-net.hand.xml', 'xunit', ['MathTests.Math.Multiplies', 'MathTests.Math.ReadsConfig']],
     [
@@ -274,6 +304,11 @@ describe('reports from the real runners', () => {
     // The same report from another temporary directory names the same tests.
     const moved = elsewhere(report);
     expect(failingTests('', moved, tempDirOf(moved) || undefined)).toEqual(expected);
+    if (!file.includes('.hand.')) {
+      const second = fixture(`rerun/${file}`);
+      expect(tempDirOf(second)).not.toBe(tempDirOf(report));
+      expect(failingTests('', second, tempDirOf(second) || undefined)).toEqual(expected);
+    }
   });
 
   it.each([
