@@ -1,6 +1,14 @@
 import type { TicketState } from '../ports/store.js';
 import { deriveState } from '../store/index.js';
-import { type Band, type Calibration, calibrationGate, confidenceBands, type StuckAnswer } from './calibration.js';
+import {
+  type Band,
+  type Calibration,
+  calibrationGate,
+  confidenceBands,
+  type GateAt,
+  gateAt,
+  type StuckAnswer,
+} from './calibration.js';
 import type { RawReport } from './data.js';
 import { type Ledger, verdictLedger } from './ledger.js';
 import { type Note, notesForNextTerm } from './notes.js';
@@ -31,6 +39,8 @@ export interface Card {
   ledger: Ledger;
   bands: Band[];
   calibration: Calibration[];
+  /** Shadow runs of the window a confident stuck (at the threshold) would have stopped, judged like the gate. */
+  deciderWouldStop: GateAt;
   tickets: { repo: string; ticket: string; state: TicketState; loops: number; cost: number; at: string }[];
 }
 
@@ -91,6 +101,10 @@ export function buildCard(raw: RawReport, settings: CardSettings): Card {
     ledger,
     bands: confidenceBands(answers),
     calibration: calibrationGate(answers, settings.deciderThreshold),
+    deciderWouldStop: gateAt(
+      answers.filter((a) => a.inWindow),
+      settings.deciderThreshold,
+    ),
     tickets: raw.tickets.tickets.map((k) => ({
       repo: k.repo,
       ticket: k.ticket,

@@ -19,6 +19,17 @@ export const SECTION_IDS = [
   'tickets',
 ] as const;
 
+/** The kinds of call as people say them. */
+const KIND_LABEL: Record<string, string> = {
+  continue: 'first attempts',
+  retry: 'retries',
+  'fix-review': 'review fixes',
+  review: 'reviews',
+  'spec-check': 'spec checks',
+  distill: 'distillation',
+  plan: 'plans',
+};
+
 const usd = (n: number | null | undefined) => (n === null || n === undefined ? '–' : `$${Number(n).toFixed(2)}`);
 const pct = (n: number | null) => (n === null ? '–' : `${Math.round(n * 100)}%`);
 const rate = (a: number, b: number) => (b > 0 ? pct(a / b) : '–');
@@ -69,7 +80,7 @@ function notes(c: Card): string {
 function spend(c: Card): string {
   const s = c.raw.summary;
   const byKind = hbars(
-    s.by_kind.map((k) => ({ label: k.kind, value: Number(k.cost) })),
+    s.by_kind.map((k) => ({ label: KIND_LABEL[k.kind] ?? k.kind, value: Number(k.cost) })),
     { title: 'spend by kind of call', format: usd },
   );
   const days = s.by_day.map((d) => ({ label: d.day.slice(5), value: Number(d.cost) }));
@@ -180,9 +191,20 @@ function lessons(c: Card): string {
 
 function decider(c: Card): string {
   const d = c.raw.decider;
-  if (d.asked === 0 && c.calibration.length === 0)
-    return `<p class="empty">The decider was asked nothing in this window${(c.raw.summary.totals.failed_loops ?? 0) === 0 ? ': no loop failed, so there was nothing to judge stuck' : ''}.</p>`;
-  const body = `<p>Asked ${d.asked}, answered ${d.answered}, acted on ${d.acted}; median answer time ${d.median_latency_ms === null ? '–' : `${Math.round(d.median_latency_ms)} ms`}.</p>${table(
+  if (d.asked === 0 && c.calibration.length === 0) {
+    const v = c.raw.summary.verdicts;
+    const why =
+      (c.raw.summary.totals.failed_loops ?? 0) === 0
+        ? ': no loop failed, so there was nothing to judge stuck'
+        : (v.spinning ?? 0) + (v.other ?? 0) === 0
+          ? ': no failing loop was spinning or other (the verdicts it is asked about)'
+          : (c.raw.summary.lessons.resolved ?? 0) === 0
+            ? ': no resolved lesson to rerank yet'
+            : ' (is a decider configured? see chalk decider status)';
+    return `<p class="empty">The decider was asked nothing in this window${why}.</p>`;
+  }
+  const w = c.deciderWouldStop;
+  const body = `<p>Asked ${d.asked}, answered ${d.answered}, acted on ${d.acted}; median answer time ${d.median_latency_ms === null ? '–' : `${Math.round(d.median_latency_ms)} ms`}. A confident "stuck" (at ${c.settings.deciderThreshold}) would have stopped ${w.correct + w.falseStops + w.waiting} shadow run(s) in this window: ${w.correct} rightly (detained without later progress), ${w.falseStops} false stop(s), ${w.waiting} not yet known.</p>${table(
     ['url', 'model', 'asked'],
     d.models.map((m) => [m.url || '–', m.model || '–', m.asked]),
     'No models.',

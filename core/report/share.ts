@@ -256,6 +256,11 @@ export function shareSummary({ card, chalkVersion, host, now }: ShareOptions) {
       by_kind: tally(Object.entries(d.by_kind), DECIDER_KINDS),
       by_mode: tally(Object.entries(d.by_mode), ['shadow', 'on']),
       no_answer: d.no_answer.reduce((a, x) => a + x.calls, 0),
+      would_stop: {
+        correct: card.deciderWouldStop.correct,
+        false_stops: card.deciderWouldStop.falseStops,
+        waiting: card.deciderWouldStop.waiting,
+      },
       bands: card.bands.map((b) => ({ band: b.band, answers: b.answers, right: b.right })),
       gates: card.calibration.map((g) => ({
         where: deciderWhere(g.url),

@@ -100,6 +100,8 @@ describe('chalk share, pure parts', () => {
     expect(s.verdicts).toEqual({ repeat: 2, other: 1 });
     expect(s.decider.median_answer_ms).toBe(1230);
     expect(s.decider.models).toEqual({ hosted: 3 });
+    // the one window answer: yes at 0.95 >= 0.9, detained, no later progress: a right stop.
+    expect(s.decider.would_stop).toEqual({ correct: 1, false_stops: 0, waiting: 0 });
     // the ledger: detained, stops at the first repeat: saves 0.2 of 0.9 without progress.
     expect(s.ledger).toMatchObject({ detained_runs: 1, no_progress_cost: 0.9, would_have_saved: 0.2, false_stops: 0 });
   });
