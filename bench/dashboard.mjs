@@ -50,11 +50,28 @@ const u = new URL(serverUrl);
 u.pathname = `/${dbName}`;
 const server = { kind: 'server', url: u.toString() };
 
-async function cleanup() {
-  await stopEmbedded(embedded.paths).catch(() => {});
-  rmSync(state, { recursive: true, force: true });
-  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
-  await admin.end();
+let cleaning;
+/** Stops the embedded server, removes its state dir and drops the scratch database; once. */
+function cleanup() {
+  cleaning ??= (async () => {
+    await stopEmbedded(embedded.paths).catch(() => {});
+    rmSync(state, { recursive: true, force: true });
+    await admin
+      .query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
+      .catch((err) => process.stderr.write(`could not drop the scratch database ${dbName}: ${err.message}\n`));
+    await admin.end();
+  })();
+  return cleaning;
+}
+// Stopped (Ctrl-C, timeout): clean up all the same.
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+]) {
+  process.once(signal, () => {
+    process.stderr.write(`${signal}: cleaning up\n`);
+    cleanup().finally(() => process.exit(code));
+  });
 }
 
 /** Runs the built CLI with a clean CHALK_* environment plus `env`; rejects on a non-zero exit or the time limit. */
