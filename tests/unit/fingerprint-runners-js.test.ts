@@ -71,8 +71,8 @@ describe('failing tests and the first error, per real fixture', () => {
     ['node-spec-color.txt', ['math > multiplies', 'math > reads config'], NODE_ASSERT],
     // node's TAP puts the assertion's message in YAML (`error: |-`); the one-line `error:` is the next failure's.
     ['node-tap.txt', ['math > multiplies', 'math > reads config'], "error: 'cannot read <tmp> at <time>'"],
-    ['ava-default.txt', ['math › multiplies', 'math › reads config'], 'Error: cannot read <tmp> at <time>'],
-    ['ava-default-color.txt', ['math › multiplies', 'math › reads config'], 'Error: cannot read <tmp> at <time>'],
+    ['ava-default.txt', ['math › multiplies', 'math › reads config'], 'Difference (- actual, + expected): - 6'],
+    ['ava-default-color.txt', ['math › multiplies', 'math › reads config'], 'Difference (- actual, + expected): - 6'],
     ['ava-tap.txt', ['math › multiplies', 'math › reads config'], 'assertion: t.is()'],
     [
       'tap-base.txt',
@@ -226,6 +226,11 @@ describe('the JavaScript runners, line by line', () => {
       'Error: real one',
     ],
     ["mocha's summary is a banner", '  0 passing (1ms)\n  2 failing\n', ''],
+    [
+      'jest: a suite that failed to run, by its cause',
+      "FAIL a.test.js\n  ● Test suite failed to run\n\n    Cannot find module './x' from 'a.test.js'\n\nTests:       0 total\n",
+      "Cannot find module './x' from 'a.test.js'",
+    ],
     [
       "node:assert's values are joined from the next non-blank line",
       'ℹ tests 1\n    AssertionError [ERR_ASSERTION]: The expression evaluated to a falsy value:\n\n      assert.ok(x === 12)\n',

@@ -85,7 +85,8 @@ export const JEST: Runner = {
   name: 'jest',
   detect: (log) => /^Tests:\s+\d+ /m.test(log) && /^\s*● /m.test(log),
   failingTests: jestTests,
-  errorLine: [JEST_MATCHER, JS_ERROR],
+  // A suite that failed to run names its cause without an error class: `Cannot find module './x' from 'a.test.js'`.
+  errorLine: [JEST_MATCHER, JS_ERROR, /^\s+Cannot find module '.*' from '.*'$/],
   banner: [/^(Test Suites|Tests|Snapshots|Time):/, /^● /],
   reportHint: 'jest --json --outputFile=test-report.json, and CHALK_TEST_REPORT=test-report.json',
 };
@@ -174,11 +175,15 @@ function avaTests(log: string): string[] | null {
   return orNull(ids);
 }
 
+/** ava's failed comparison: `Difference (- actual, + expected):`, the values on the next line. */
+const AVA_DIFFERENCE = /^\s+Difference \(- actual, \+ expected\):$/;
+
 export const AVA: Runner = {
   name: 'ava',
   detect: (log) => /^\s*✘ \[fail\]: /m.test(log) || /^\s*\d+ tests? failed$/m.test(log),
   failingTests: avaTests,
-  errorLine: [JS_ERROR],
+  errorLine: [AVA_DIFFERENCE, JS_ERROR],
+  errorContinues: [AVA_DIFFERENCE],
   banner: [/^\d+ tests? failed$/, /^✘ \[fail\]: /, /^Error thrown in test:?$/],
   reportHint: 'ava --tap > test-report.tap (the TAP stream is the report), and CHALK_TEST_REPORT=test-report.tap',
 };
@@ -214,7 +219,8 @@ export const NODE_TAP: Runner = {
   // The failed assertion, as the base reporter names it: `✖ math > multiplies > should be equal`.
   errorLine: [/^✖ \S.* > /, JS_ERROR],
   banner: [/^(FAIL|PASS|RUNS) \S+ \d+ /, /^(Asserts|Suites):/],
-  reportHint: 'tap --reporter=tap > test-report.tap (or --reporter=junit), and CHALK_TEST_REPORT=test-report.tap',
+  reportHint:
+    'tap --reporter=tap > test-report.tap (the TAP stream is the report), and CHALK_TEST_REPORT=test-report.tap',
 };
 
 /** Any TAP stream on the output: mocha --reporter tap, node --test --test-reporter=tap, ava --tap, tap --reporter=tap. */
