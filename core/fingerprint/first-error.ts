@@ -32,8 +32,6 @@ export const NORMALISE: ReadonlyArray<readonly [RegExp, string]> = [
   [/[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?/g, '<time>'],
   // Clock times.
   [/[0-9]{2}:[0-9]{2}:[0-9]{2}([.,][0-9]+)?/g, '<time>'],
-  // Thread IDs Rust 1.88+ prints in a panic: `thread 'tests::x' (20792) panicked at`.
-  [/^(thread '.*') \([0-9]+\) panicked/g, '$1 panicked'],
   // Addresses.
   [/0x[0-9a-fA-F]+/g, '0x?'],
   // Rust's thread ID (1.89+): `thread 'tests::x' (23599) panicked at`.
