@@ -37,6 +37,7 @@ const available = await e2eAvailable();
 /** Every file the host has written to or read from the run's io directory. */
 const IO_NAMES = [
   'rubric.log',
+  'rubric-rerun.log',
   'loop.json',
   'loop.err',
   'prompt.md',
