@@ -21,9 +21,10 @@ SELECT json_build_object(
       'loop_cost', COALESCE(sum(cost_usd) FILTER (WHERE kind IN ('continue', 'retry', 'fix-review')), 0),
       'checkpoints', count(*) FILTER (WHERE progressed AND kind IN ('continue', 'retry', 'fix-review')),
       'no_progress_cost', COALESCE(sum(cost_usd) FILTER (WHERE NOT progressed AND kind IN ('continue', 'retry', 'fix-review')), 0),
-      'tickets', count(DISTINCT (repo, ticket)),
-      'runs', count(DISTINCT run_id),
-      'repositories', count(DISTINCT repo),
+      -- Distinct counts by hashing (SELECT DISTINCT) rather than count(DISTINCT), which sorts.
+      'tickets', (SELECT count(*) FROM (SELECT DISTINCT repo, ticket FROM r) x),
+      'runs', (SELECT count(*) FROM (SELECT DISTINCT run_id FROM r WHERE run_id IS NOT NULL) x),
+      'repositories', (SELECT count(*) FROM (SELECT DISTINCT repo FROM r) x),
       'denials', COALESCE(sum(denials), 0),
       'loops_with_denials', count(*) FILTER (WHERE denials > 0 AND kind IN ('continue', 'retry', 'fix-review')),
       'failed_loops', count(*) FILTER (WHERE rubric_exit <> 0 AND kind IN ('continue', 'retry', 'fix-review')),
