@@ -38,6 +38,9 @@ const REAL: ReadonlyArray<readonly [string, string, string[], string, boolean]> 
   ['pytest-v.txt', 'pytest', PYTEST_IDS, PYTEST_E, false],
   ['pytest-v-color.txt', 'pytest', PYTEST_IDS, PYTEST_E, false],
   ['pytest-rA.txt', 'pytest', PYTEST_IDS, PYTEST_E, false],
+  // No E lines: the FAILURES banner stays skipped, the one-line traceback or the summary line is E.
+  ['pytest-tb-line.txt', 'pytest', PYTEST_IDS, '<tmp>: assert 6 == 7', false],
+  ['pytest-tb-no.txt', 'pytest', PYTEST_IDS, 'FAILED tests/test_math.py::test_multiplies - assert 6 == 7', false],
   ['unittest-default.txt', 'unittest', UNITTEST_IDS, UNITTEST_E, false],
   ['unittest-v.txt', 'unittest', UNITTEST_IDS, UNITTEST_E, false],
   ['go-default.txt', 'go test', GO_IDS, GO_E, false],
