@@ -116,7 +116,9 @@ describe.each(BACKENDS)('chalk dashboard and chalk share through the CLI on $nam
     expect(run('told.html', { DISPLAY: ':99' }, ['--no-open']).code).toBe(0);
     expect(run('wayland.html', { WAYLAND_DISPLAY: 'wayland-0' }).code).toBe(0);
     const deadline = Date.now() + 20_000;
-    while (!existsSync(log) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    // The shell creates the file before printf writes to it: wait for a whole line.
+    const line = () => (existsSync(log) ? readFileSync(log, 'utf8') : '');
+    while (!line().endsWith('\n') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(readFileSync(log, 'utf8')).toBe(`${join(bin, 'wayland.html')}\n`);
   });
 
