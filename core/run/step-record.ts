@@ -41,8 +41,14 @@ export async function recordStep(run: Run, plan: LoopPlan, call: LoopCall, row: 
       ...(row.flakyTests ? { flakyTests: row.flakyTests } : {}),
     }),
   );
+  // Failing tests nobody could read are unknown; tests that failed only once are flaky, not unknown.
+  const flaky = row.flakyTests ?? [];
   const unknown =
-    row.fingerprint?.rubric === 'failed' && row.fingerprint.tests === null ? `, ${UNKNOWN_TESTS_LINE}` : '';
+    flaky.length > 0
+      ? `, flaky: ${flaky.join(', ')}`
+      : row.fingerprint?.rubric === 'failed' && row.fingerprint.tests === null
+        ? `, ${UNKNOWN_TESTS_LINE}`
+        : '';
   const took = secs(deps.clock.now().getTime() - call.startedAt);
   run.log.info(
     `loop ${plan.loop} (${plan.mode}): agent ${row.agentStatus} (${usd(result.costUsd)}, ${took})` +
