@@ -54,9 +54,10 @@ export async function rubricStep(run: Run, call: LoopCall): Promise<LoopRubric> 
     run.signal,
   );
   const rerunMs = deps.clock.now().getTime() - againStarted;
+  const known = fingerprint.tests?.length ?? 0;
   const judged = judgeFlaky(fingerprint, { first: rubric, second: again }, SANDBOX_PATHS.repo);
   run.log.info(
-    `rubric run again on the same tree (${fingerprint.tests?.length ?? 0} failing tests known): exit ${again.exitCode}, ${rerunMs} ms (first run ${ms} ms)` +
+    `rubric run again on the same tree (${known} failing test${known === 1 ? '' : 's'} known): exit ${again.exitCode}, ${rerunMs} ms (first run ${ms} ms)` +
       (judged.flaky.length > 0
         ? `; flaky, left out of the fingerprint: ${judged.flaky.join(', ')}`
         : '; no test is flaky'),
