@@ -114,7 +114,7 @@ describe('flaky tests, in-process', { timeout: 30_000 }, () => {
     // The loop's line names the flaky test; its failing tests are not "unknown".
     expect(log).toContain(`rubric exit 1, flaky: ${FLAKY}.`);
     expect(log).not.toContain(UNKNOWN_TESTS_LINE);
-    expect(log).toMatch(/rubric run again on the same tree \(1 failing tests known\): exit 0, [0-9]+ ms/);
+    expect(log).toMatch(/rubric run again on the same tree \(1 failing test known\): exit 0, [0-9]+ ms/);
     // No lesson remembers the flaky failure.
     expect(t.store.tables.lessons.every((l) => l.fingerprint === null && l.firstError === null)).toBe(true);
   });
