@@ -91,6 +91,18 @@ describe.each(BACKENDS)('the report card queries on $name', (backend) => {
     expect(all.summary.flaky_tests).toEqual([
       { repo: SENTINELS.repo, test: `${SENTINELS.test}_flaky`, loops: 1, tickets: 1 },
     ]);
+    // every call is 8 turns; the days (one, or two across midnight) sum to the totals
+    expect(all.summary.agent).toEqual([
+      { status: 'ok', loops: 7, turns: 56 },
+      { status: 'blocked', loops: 1, turns: 8 },
+    ]);
+    expect(all.summary.fp_rules).toEqual({ shadow: 8 });
+    const days = all.summary.by_day;
+    expect(days.reduce((a, d) => a + d.calls, 0)).toBe(12);
+    expect(days.reduce((a, d) => a + d.no_progress_cost, 0)).toBeCloseTo(1.9, 10);
+    expect(all.summary.by_prompts).toMatchObject([
+      { prompts: SENTINELS.prompts, loops: 8, retries: 3, checkpoints: 4, cost: 3.17 },
+    ]);
     const other = all.summary.by_model.find((m) => m.model === SENTINELS.otherModel);
     expect(other).toMatchObject({ loops: 1, checkpoints: 1, cost: 0.25 });
   });
