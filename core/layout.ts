@@ -21,7 +21,7 @@ import { join } from 'node:path';
  *       loop.json, loop.err          last loop's CLI result and stderr
  *       rubric.log                   last rubric output
  *       setup.log                    CHALK_SETUP_CMD output
- *       report                       copy of CHALK_TEST_REPORT (JUnit XML, go test -json or jest --json)
+ *       report                       copy of CHALK_TEST_REPORT (any format core/fingerprint/report.ts reads)
  *       detention.json               what the run loop knew when it detained (see DetentionFacts)
  *       decisions.jsonl              one decision record per line (core/decision/record.ts)
  *       out.bundle                   git bundle of new commits

@@ -51,7 +51,11 @@ export const KEYS: readonly KeySpec[] = [
       positiveInt('CHALK_RUBRIC_TIMEOUT', 'a positive whole number of seconds'),
     ),
   ),
-  repo('CHALK_TEST_REPORT', '', 'Path of a JUnit XML, go test -json or jest --json report the rubric writes'),
+  repo(
+    'CHALK_TEST_REPORT',
+    '',
+    'Path of the test report the rubric writes: JUnit XML (also Surefire, xunit), go test -json, jest or vitest JSON, mocha JSON, TAP, xUnit.net v2 or trx',
+  ),
   repo('CHALK_BUDGET_USD', '1.00', 'Spend cap per agent call (--max-budget-usd)', dollars('CHALK_BUDGET_USD')),
   repo('CHALK_MAX_LOOPS', '20', 'Loops per run before detention', positiveInt('CHALK_MAX_LOOPS')),
   repo('CHALK_MAX_RETRIES', '2', 'Consecutive loops without progress tolerated', wholeNumber('CHALK_MAX_RETRIES')),

@@ -97,7 +97,7 @@ export const testReport: Rule = (f) =>
   f.failedLoopsNoTests > THRESHOLDS.noTestsShare * f.failedLoops
     ? {
         id: 'test_report',
-        text: `${f.failedLoopsNoTests} of ${f.failedLoops} failed loops named no failing test: set CHALK_TEST_REPORT to a JUnit XML, go test -json or jest --json report so verdicts and lessons can tell failures apart.`,
+        text: `${f.failedLoopsNoTests} of ${f.failedLoops} failed loops named no failing test: set CHALK_TEST_REPORT to the report the runner writes (JUnit XML, go test -json, jest/vitest/mocha JSON, TAP, trx) so verdicts and lessons can tell failures apart.`,
       }
     : null;
 
