@@ -34,13 +34,20 @@ const usd = (n: number | null | undefined) => (n === null || n === undefined ? '
 const pct = (n: number | null) => (n === null ? '–' : `${Math.round(n * 100)}%`);
 const rate = (a: number, b: number) => (b > 0 ? pct(a / b) : '–');
 
+/** The most rows a table shows; the rest are counted under it (a year of tests is thousands). */
+export const TABLE_ROWS = 25;
+
 function table(head: string[], rows: (string | number)[][], empty: string): string {
   if (rows.length === 0) return `<p class="empty">${e(empty)}</p>`;
   const th = head.map((h) => `<th>${e(h)}</th>`).join('');
   const cell = (c: string | number) =>
     typeof c === 'number' || /^[$–0-9]/.test(c) ? `<td>${e(c)}</td>` : `<td class="t">${e(c)}</td>`;
-  const tr = rows.map((r) => `<tr>${r.map(cell).join('')}</tr>`).join('');
-  return `<table><thead><tr>${th}</tr></thead><tbody>${tr}</tbody></table>`;
+  const tr = rows
+    .slice(0, TABLE_ROWS)
+    .map((r) => `<tr>${r.map(cell).join('')}</tr>`)
+    .join('');
+  const more = rows.length > TABLE_ROWS ? `<p class="small">and ${rows.length - TABLE_ROWS} more</p>` : '';
+  return `<table><thead><tr>${th}</tr></thead><tbody>${tr}</tbody></table>${more}`;
 }
 
 const section = (id: string, title: string, body: string) =>

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildCard, type CardSettings } from '../../core/report/card.js';
 import { hasDisplay, parseDays } from '../../core/report/dashboard.js';
 import type { RawReport } from '../../core/report/data.js';
-import { renderPage } from '../../core/report/html.js';
+import { renderPage, TABLE_ROWS } from '../../core/report/html.js';
 import { rawReport } from './report-fixture.js';
 
 const settings: CardSettings = { days: 30, repo: null, deciderThreshold: 0.9, fpRules: 'shadow', testReportSet: false };
@@ -16,6 +16,18 @@ const quietDecider = (raw: RawReport, over: Record<string, number>, verdicts = {
 });
 
 describe('the report card page', () => {
+  it('shows at most TABLE_ROWS rows of a long table and counts the rest', () => {
+    const raw = rawReport('x');
+    const failing = Array.from({ length: 30 }, (_, i) => ({ repo: 'r', test: `test-${i}`, loops: 30 - i, tickets: 1 }));
+    const html = renderPage(buildCard({ ...raw, summary: { ...raw.summary, failing_tests: failing } }, settings));
+    const body = section(html, 'failing-tests');
+    const table = body.split('<table>')[1] ?? '';
+    expect(table.match(/<tr><td/g)).toHaveLength(TABLE_ROWS);
+    expect(body).toContain('test-24');
+    expect(body).not.toContain('test-25<');
+    expect(body).toContain('and 5 more');
+  });
+
   it('names the kinds of call as people say them', () => {
     const html = renderPage(buildCard(rawReport('x'), settings));
     expect(section(html, 'spend')).toContain('>first attempts<');
