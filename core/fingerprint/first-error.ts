@@ -90,8 +90,9 @@ export function firstError(log: string, runners: readonly Runner[] = RUNNERS): s
     const e = specific(line);
     if (e === null) continue;
     if (!runner.errorContinues?.some((re) => re.test(line))) return e;
-    const next = lines.slice(i + 1, i + 1 + CONTINUATION_LINES).find((l) => l.trim() !== '');
-    return next === undefined ? e : normaliseError(`${line} ${next}`);
+    return normaliseError(
+      `${line} ${continuation(lines.slice(i + 1, i + 1 + CONTINUATION_LINES + DIFF_EXTRA))}`.trim(),
+    );
   }
   let firstBanner: string | null = null;
   for (const line of lines) {
@@ -101,6 +102,26 @@ export function firstError(log: string, runners: readonly Runner[] = RUNNERS): s
     firstBanner ??= normaliseError(line);
   }
   return firstBanner ?? '';
+}
+
+/** node:assert's diff header (Node 18 and 20 print it before the values), which says nothing of the failure. */
+const DIFF_HEADER = /^\s*\+ actual - expected\s*$/;
+/** Lines past CONTINUATION_LINES that a diff header within them lets the values take. */
+const DIFF_EXTRA = 2;
+
+/**
+ * What follows an error line that only introduces its specifics: the next
+ * non-blank line, past node's `+ actual - expected` header; a `+ actual` /
+ * `- expected` pair is taken together, so two different values never read alike.
+ */
+function continuation(after: readonly string[]): string {
+  const near = after.slice(0, CONTINUATION_LINES);
+  const window = near.some((l) => DIFF_HEADER.test(l)) ? after.slice(0, CONTINUATION_LINES + DIFF_EXTRA) : near;
+  const rest = window.filter((l) => l.trim() !== '' && !DIFF_HEADER.test(l)).slice(0, 2);
+  const [first, second] = rest;
+  if (first === undefined) return '';
+  if (/^\s*\+ /.test(first) && second !== undefined && /^\s*- /.test(second)) return `${first.trim()} ${second.trim()}`;
+  return first;
 }
 
 /** True when E is only a runner's banner (core's GENERIC_ERRORS or a registered runner's). */

@@ -4,10 +4,9 @@ import { chalk, e2eAvailable, explain, makeScenario, type Rig, type Scenario, st
 
 /**
  * Fingerprints from a JavaScript rubric with no report configured, end to end
- * (real CLI, real container, scripted model). The rubric is `node --test` with
- * the spec reporter: the sandbox image has Node but no mocha, and the sandbox
- * reaches the npm registry only through the host's proxy CA, so mocha cannot
- * be installed inside it; pytest cannot run there either (no Python in the image).
+ * (real CLI, real container, scripted model), with Node's own runner: `node
+ * --test` and the spec reporter, which needs nothing installed in the sandbox.
+ * mocha and pytest as rubrics are in fingerprint-real-runners.test.ts.
  */
 const available = await e2eAvailable();
 

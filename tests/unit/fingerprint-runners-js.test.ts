@@ -237,6 +237,11 @@ describe('the JavaScript runners, line by line', () => {
       'AssertionError [ERR_ASSERTION]: The expression evaluated to a falsy value: assert.ok(x === 12)',
     ],
     [
+      "Node 18's diff: past the `+ actual - expected` header, the two values together",
+      "ℹ tests 1\n  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n  + actual - expected\n\n  + 'nope'\n  - 'hello'\n",
+      "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal: + 'nope' - 'hello'",
+    ],
+    [
       'but not from further than three lines on',
       'ℹ tests 1\nAssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n\n\n\n6 !== 7\n',
       'AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:',
