@@ -34,6 +34,22 @@ const usd = (n: number | null | undefined) => (n === null || n === undefined ? '
 const pct = (n: number | null) => (n === null ? '–' : `${Math.round(n * 100)}%`);
 const rate = (a: number, b: number) => (b > 0 ? pct(a / b) : '–');
 
+/**
+ * The data the page carries for other readers: the queries' document with its
+ * per-run lists (the ledger's loops, every decider answer: tens of megabytes
+ * over a year of a team's telemetry) replaced by what the card worked out of
+ * them.
+ */
+export function embeddedData(c: Card): unknown {
+  const { ledger_runs: _loops, ...runs } = c.raw.runs;
+  const { answers: _answers, ...decider } = c.raw.decider;
+  return {
+    ...c.raw,
+    runs: { ...runs, ledger: c.ledger },
+    decider: { ...decider, bands: c.bands, calibration: c.calibration },
+  };
+}
+
 /** The most rows a table shows; the rest are counted under it (a year of tests is thousands). */
 export const TABLE_ROWS = 25;
 
@@ -338,7 +354,7 @@ export function renderPage(c: Card): string {
 <p class="small">The last ${c.settings.days} days, ${e(scope)}. Built from the telemetry on this machine; nothing was sent.</p>
 ${body}
 </main>
-<script type="application/json" id="chalk-data">${jsonForScript(c.raw)}</script>
+<script type="application/json" id="chalk-data">${jsonForScript(embeddedData(c))}</script>
 </body></html>
 `;
 }

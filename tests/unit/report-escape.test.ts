@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildCard } from '../../core/report/card.js';
 import type { RawReport } from '../../core/report/data.js';
 import { escapeHtml, jsonForScript } from '../../core/report/escape.js';
-import { renderPage, SECTION_IDS } from '../../core/report/html.js';
+import { embeddedData, renderPage, SECTION_IDS } from '../../core/report/html.js';
 import { HOSTILE } from '../helpers/report-seed.js';
 import { rawReport } from './report-fixture.js';
 
@@ -24,9 +24,14 @@ describe('escaping for the report card', () => {
 
   it('a page built from hostile text everywhere holds no markup from it', () => {
     const raw: RawReport = rawReport(HOSTILE);
-    const html = renderPage(
-      buildCard(raw, { days: 30, repo: HOSTILE, deciderThreshold: 0.9, fpRules: 'shadow', testReportSet: false }),
-    );
+    const card = buildCard(raw, {
+      days: 30,
+      repo: HOSTILE,
+      deciderThreshold: 0.9,
+      fpRules: 'shadow',
+      testReportSet: false,
+    });
+    const html = renderPage(card);
     for (const id of SECTION_IDS) expect(html).toContain(`<section id="${id}">`);
     expect(html).not.toContain('<b>');
     expect(html).not.toContain('<img');
@@ -34,6 +39,23 @@ describe('escaping for the report card', () => {
     expect(html).toContain('&lt;/script&gt;&lt;b&gt;x&lt;/b&gt;');
     const data = /<script type="application\/json" id="chalk-data">([\s\S]*?)<\/script>/.exec(html)?.[1] ?? '';
     expect(data).not.toMatch(/[<>&\u2028\u2029]/);
-    expect(JSON.parse(data)).toEqual(raw);
+    expect(JSON.parse(data)).toEqual(JSON.parse(JSON.stringify(embeddedData(card))));
+  });
+
+  it('the page carries what the card worked out, not every run and answer behind it', () => {
+    const raw: RawReport = rawReport('x');
+    const card = buildCard(raw, {
+      days: 30,
+      repo: null,
+      deciderThreshold: 0.9,
+      fpRules: 'shadow',
+      testReportSet: false,
+    });
+    const data = embeddedData(card) as { runs: Record<string, unknown>; decider: Record<string, unknown> };
+    expect(data.runs.ledger_runs).toBeUndefined();
+    expect(data.decider.answers).toBeUndefined();
+    expect(data.runs.ledger).toEqual(card.ledger);
+    expect(data.decider.calibration).toEqual(card.calibration);
+    expect(raw.runs.ledger_runs.length + raw.decider.answers.length).toBeGreaterThan(0);
   });
 });
