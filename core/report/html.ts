@@ -100,13 +100,31 @@ function notes(c: Card): string {
   return `<ul class="notes">${c.notes.map((n) => `<li data-note="${e(n.id)}">${e(n.text)}</li>`).join('')}</ul>`;
 }
 
+/**
+ * The days from the first with spend to the last, those without any as zero,
+ * so the plot's time axis is even (the query returns only days with calls).
+ */
+export function everyDay(byDay: readonly { day: string; cost: number }[]): { day: string; cost: number }[] {
+  if (byDay.length === 0) return [];
+  const cost = new Map(byDay.map((d) => [d.day, Number(d.cost)]));
+  const sorted = [...cost.keys()].sort();
+  const out: { day: string; cost: number }[] = [];
+  const DAY_MS = 86_400_000;
+  const last = Date.parse(`${sorted[sorted.length - 1]}T00:00:00Z`);
+  for (let t = Date.parse(`${sorted[0]}T00:00:00Z`); t <= last && out.length <= 400; t += DAY_MS) {
+    const day = new Date(t).toISOString().slice(0, 10);
+    out.push({ day, cost: cost.get(day) ?? 0 });
+  }
+  return out;
+}
+
 function spend(c: Card): string {
   const s = c.raw.summary;
   const byKind = hbars(
     s.by_kind.map((k) => ({ label: KIND_LABEL[k.kind] ?? k.kind, value: Number(k.cost) })),
     { title: 'spend by kind of call', format: usd },
   );
-  const days = s.by_day.map((d) => ({ label: d.day.slice(5), value: Number(d.cost) }));
+  const days = everyDay(s.by_day).map((d) => ({ label: d.day.slice(5), value: d.cost }));
   const byDay = columns(days, {
     title: 'spend by day',
     format: usd,

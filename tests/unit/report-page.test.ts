@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildCard, type CardSettings } from '../../core/report/card.js';
 import { hasDisplay, parseDays } from '../../core/report/dashboard.js';
 import type { RawReport } from '../../core/report/data.js';
-import { renderPage, TABLE_ROWS } from '../../core/report/html.js';
+import { everyDay, renderPage, TABLE_ROWS } from '../../core/report/html.js';
 import { rawReport } from './report-fixture.js';
 
 const settings: CardSettings = { days: 30, repo: null, deciderThreshold: 0.9, fpRules: 'shadow', testReportSet: false };
@@ -16,6 +16,21 @@ const quietDecider = (raw: RawReport, over: Record<string, number>, verdicts = {
 });
 
 describe('the report card page', () => {
+  it('plots every day from the first to the last, days without spend as zero', () => {
+    expect(
+      everyDay([
+        { day: '2026-02-27', cost: 1 },
+        { day: '2026-03-02', cost: 2 },
+      ]),
+    ).toEqual([
+      { day: '2026-02-27', cost: 1 },
+      { day: '2026-02-28', cost: 0 },
+      { day: '2026-03-01', cost: 0 },
+      { day: '2026-03-02', cost: 2 },
+    ]);
+    expect(everyDay([])).toEqual([]);
+  });
+
   it('shows at most TABLE_ROWS rows of a long table and counts the rest', () => {
     const raw = rawReport('x');
     const failing = Array.from({ length: 30 }, (_, i) => ({ repo: 'r', test: `test-${i}`, loops: 30 - i, tickets: 1 }));
