@@ -211,7 +211,7 @@ function ledger(c: Card): string {
       ? `<p class="empty">No loop failed its rubric or passed without ticking a checkpoint under CHALK_FP_RULES=shadow in the last ${c.settings.days} days (${loops} loop(s)), so no verdict could stop a run; ${l.blockerOnlyRuns} run(s) had only blockers or agent errors, ${c.raw.runs.verdictless_runs} run(s) stalled with no verdict recorded (rules off).</p>`
       : `<p>Over ${l.judgeableRuns} judgeable shadow run(s), ${l.detainedRuns} detained: stopping at the first stopping verdict would have saved <strong>${usd(l.wouldHaveSaved)}</strong> of ${usd(l.noProgressCost)} spent without progress, with <strong>${l.falseStops}</strong> false stop(s) (runs that progressed after it). ${l.detainedImproving} detained run(s) were still improving. ${l.recommendOn ? '<strong>This clears the bar for CHALK_FP_RULES=on.</strong>' : 'Bar for turning the rules on: 20 detained runs, savings of a fifth, at most one false stop.'}</p>`;
   const by = STOPPING_VERDICTS.map((v) => ({ label: v, value: l.savedByVerdict[v] ?? 0 }));
-  return `${head}${hbars(by, { title: 'would-have-saved by verdict', format: usd })}<p class="small">Runs stopped early under CHALK_FP_RULES=on: ${l.onRuns}. Blocker-only runs: ${l.blockerOnlyRuns}. Stalled runs without verdicts: ${c.raw.runs.verdictless_runs}.</p>${table(
+  return `${head}${hbars(by, { title: 'would-have-saved by verdict', format: usd })}<p class="small">Runs under CHALK_FP_RULES=on (their stops were real, counted apart): ${l.onRuns}. Blocker-only runs: ${l.blockerOnlyRuns}. Stalled runs without verdicts: ${c.raw.runs.verdictless_runs}.</p>${table(
     ['verdict', 'loops'],
     Object.entries(c.raw.summary.verdicts).sort(([a], [b]) => (a < b ? -1 : 1)),
     'No loops.',
