@@ -1,6 +1,6 @@
+import { STOPPING_VERDICTS } from '../fingerprint/verdict.js';
 import type { Card } from './card.js';
 import { escapeHtml as e, jsonForScript } from './escape.js';
-import { STOPPING_VERDICTS } from './ledger.js';
 import { columns, hbars, shareBar } from './svg.js';
 
 /** Every section of the page, by id, in order (the browser and CLI tests look for each). */

@@ -1,3 +1,5 @@
+import { STOPPING_VERDICTS } from '../fingerprint/verdict.js';
+
 /**
  * "Would stopping early have paid?": the verdict ledger. Pure: replays runs recorded
  * under CHALK_FP_RULES=shadow as if the rules had been `on`.
@@ -10,7 +12,6 @@
  * - Runs under `on` are counted apart; blocker-only runs (every verdict blocked/agent_error) too.
  */
 
-export const STOPPING_VERDICTS = ['deja_vu', 'repeat', 'no_change'] as const;
 const UNJUDGEABLE = new Set(['blocked', 'agent_error']);
 
 /** One loop: its cost, whether it ticked a checkpoint, its verdict (null when it progressed or rules were off). */

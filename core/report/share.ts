@@ -1,5 +1,5 @@
+import { VERDICTS as LOOP_VERDICTS, STOPPING_VERDICTS } from '../fingerprint/verdict.js';
 import type { Card } from './card.js';
-import { STOPPING_VERDICTS } from './ledger.js';
 
 /**
  * `chalk share`: an anonymised summary a person may choose to post. Pure. Built from an
@@ -19,18 +19,8 @@ export const AGENT_OUTCOMES = [
   'error_max_budget_usd',
   'error_during_execution',
 ] as const;
-export const VERDICTS = [
-  'first',
-  'deja_vu',
-  'repeat',
-  'no_change',
-  'improving',
-  'spinning',
-  'other',
-  'blocked',
-  'agent_error',
-  'none',
-] as const;
+/** The loop verdicts, and `none` for a loop that got none. */
+export const VERDICTS = [...LOOP_VERDICTS, 'none'] as const;
 export const MODES = ['off', 'shadow', 'on'] as const;
 export const REASONS = [
   'blocked',
