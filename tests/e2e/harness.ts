@@ -8,10 +8,9 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
-  statSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
 import { expect } from 'vitest';
@@ -560,8 +559,8 @@ export function branchesHold(sc: Scenario, needle: string, exclude: string[] = [
   return log.stdout.includes(needle);
 }
 
-/** Files called `name` anywhere under the rig's state directory for `ticket` (logs, reports, whatever the layout). */
-export function stateFiles(rig: Rig, ticket: string, name: string): string[] {
+/** Every entry but a directory under the rig's state directory that belongs to `ticket` (logs, prompts, reports). */
+function ticketStateFiles(rig: Rig, ticket: string): string[] {
   const out: string[] = [];
   const walk = (d: string) => {
     let entries: import('node:fs').Dirent[];
@@ -573,32 +572,27 @@ export function stateFiles(rig: Rig, ticket: string, name: string): string[] {
     for (const e of entries) {
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.name === name && p.includes(`/${ticket}/`)) out.push(p);
+      else if (p.includes(`/${ticket}/`)) out.push(p);
     }
   };
   walk(rig.state);
   return out;
 }
 
+/** Files called `name` anywhere under the rig's state directory for `ticket` (logs, reports, whatever the layout). */
+export function stateFiles(rig: Rig, ticket: string, name: string): string[] {
+  return ticketStateFiles(rig, ticket).filter((p) => basename(p) === name);
+}
+
 /** All text of the run's files under the state directory (logs, prompts, reports), for secret searches. */
 export function stateText(rig: Rig, ticket: string): string {
-  const parts: string[] = [];
-  const walk = (d: string) => {
-    let entries: import('node:fs').Dirent[];
-    try {
-      entries = readdirSync(d, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.isFile() && p.includes(`/${ticket}/`) && statSync(p).size < 256 * 1024 * 1024)
-        parts.push(readFileSync(p, 'latin1'));
-    }
-  };
-  walk(rig.state);
-  return parts.join('\n');
+  return ticketStateFiles(rig, ticket)
+    .filter((p) => {
+      const st = lstatSync(p);
+      return st.isFile() && st.size < 256 * 1024 * 1024;
+    })
+    .map((p) => readFileSync(p, 'latin1'))
+    .join('\n');
 }
 
 /** A run that ended detained: exit 3, exactly one DETENTION line (matching `reason`) and one `next:` line. */
