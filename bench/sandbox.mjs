@@ -72,7 +72,7 @@ if (!existsSync(join(dist, 'core', 'run', 'home.js'))) {
 }
 const { DockerSandbox } = await import(join(dist, 'plugins/sandbox-docker/sandbox.js'));
 const { autoCpus, PIDS_LIMIT, sandboxUser } = await import(join(dist, 'plugins/sandbox-docker/container-config.js'));
-const { BUNDLE_MAX_BYTES } = await import(join(dist, 'plugins/sandbox-docker/session.js'));
+const { BUNDLE_MAX_BYTES } = await import(join(dist, 'core/ports/sandbox.js'));
 const { configGet, createBundle, hostGitArgv, mergeBase, revParse } = await import(join(dist, 'core/git/host-git.js'));
 const { bringHome } = await import(join(dist, 'core/run/home.js'));
 const portFile = join(dist, 'core/git/port.js');

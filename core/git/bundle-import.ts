@@ -11,6 +11,7 @@ import {
   type ImportBundleOptions,
   type ImportedBundle,
 } from '../ports/host-git.js';
+import { BUNDLE_MAX_BYTES } from '../ports/sandbox.js';
 import {
   bundleHeads,
   currentBranchName,
@@ -22,9 +23,6 @@ import {
   resolveCommit,
   revParse,
 } from './host-git.js';
-
-/** The default cap on a sandbox's bundle. */
-export const BUNDLE_MAX_BYTES = 512 * 1024 * 1024;
 
 export {
   BundleImportError,

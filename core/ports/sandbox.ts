@@ -77,6 +77,12 @@ export const SANDBOX_PATHS = {
   outBundle: '/tmp/.chalk-out/out.bundle',
 } as const;
 
+/** The largest bundle the host takes from a sandbox (every sandbox and the import agree). */
+export const BUNDLE_MAX_BYTES = 512 * 1024 * 1024;
+
+/** Names the host may put into `/chalk` (`SandboxSession.putFile`). */
+export const PUT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
 /** A file read back from a sandbox was not a regular file under its cap. */
 export class SandboxFileError extends Error {
   override name = 'SandboxFileError';

@@ -16,11 +16,12 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { writeNewFile } from '../fs/host-file.js';
+import { keepOutBundle } from '../fs/sandbox-bundle.js';
 import { SHARE_DIR } from '../paths.js';
 import {
   type ExecOptions,
   type ExecResult,
+  PUT_NAME,
   SANDBOX_PATHS,
   type Sandbox,
   SandboxFileError,
@@ -29,10 +30,6 @@ import {
 } from '../ports/sandbox.js';
 import { KeptOutput } from '../process/kept-output.js';
 
-/** Names the host may put into `/chalk` (as the Docker sandbox allows). */
-const PUT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
-/** The largest bundle the host takes from a sandbox (as the Docker sandbox). */
-const BUNDLE_MAX_BYTES = 512 * 1024 * 1024;
 /** The sandbox's own directories, mapped under the session's root. */
 const SANDBOX_DIR = /(?<![\w.~/-])(\/work|\/chalk|\/tmp|\/home\/chalk)(?=[/\s"':;)]|$)/g;
 
@@ -270,11 +267,8 @@ export class TempSandboxSession implements SandboxSession {
 
   async exportBundle(base: string, dest: string): Promise<string | null> {
     const head = await this.script('export', { BASE: base });
-    if (head === '') return null;
-    const bytes = await this.readFile(SANDBOX_PATHS.outBundle, { maxBytes: BUNDLE_MAX_BYTES });
-    if (bytes === null) throw new SandboxFileError('the sandbox wrote no bundle');
-    writeNewFile(dest, bytes);
-    return head;
+    if (head !== '') await keepOutBundle(this, dest);
+    return head === '' ? null : head;
   }
 
   async readFile(path: string, opts: { maxBytes: number }): Promise<Buffer | null> {

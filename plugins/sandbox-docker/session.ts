@@ -1,10 +1,11 @@
 import { createReadStream } from 'node:fs';
 import type Dockerode from 'dockerode';
 import { UserError } from '../../core/errors.js';
-import { writeNewFile } from '../../core/fs/host-file.js';
+import { keepOutBundle } from '../../core/fs/sandbox-bundle.js';
 import {
   type ExecOptions,
   type ExecResult,
+  PUT_NAME,
   SANDBOX_PATHS,
   SandboxFileError,
   type SandboxSession,
@@ -18,10 +19,6 @@ import { type ScriptName, script } from './scripts.js';
 const GIT_TIMEOUT_MS = 300_000;
 /** Reading a file back gets this long (a FIFO swapped in would otherwise hang the read). */
 const READ_TIMEOUT_MS = 120_000;
-/** The largest bundle the host takes from a sandbox. */
-export const BUNDLE_MAX_BYTES = 512 * 1024 * 1024;
-/** Names the host may put into `/chalk`. */
-const PUT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 export class SandboxGitError extends Error {
   override name = 'SandboxGitError';
@@ -124,11 +121,8 @@ export class DockerSandboxSession implements SandboxSession {
 
   async exportBundle(base: string, dest: string): Promise<string | null> {
     const head = await this.git('export', { BASE: base });
-    if (head === '') return null;
-    const bytes = await this.readFile(SANDBOX_PATHS.outBundle, { maxBytes: BUNDLE_MAX_BYTES });
-    if (bytes === null) throw new SandboxFileError('the sandbox wrote no bundle');
-    writeNewFile(dest, bytes);
-    return head;
+    if (head !== '') await keepOutBundle(this, dest);
+    return head === '' ? null : head;
   }
 
   async readFile(path: string, opts: { maxBytes: number }): Promise<Buffer | null> {
