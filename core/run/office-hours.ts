@@ -1,0 +1,142 @@
+import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { z } from 'zod';
+import { UserError } from '../errors.js';
+import type { DetentionFacts } from '../layout.js';
+import { openCount } from '../spec/checkpoints.js';
+import { refuseLiveRun } from './claim.js';
+import { type RunContext, resolveContext } from './context.js';
+import type { RunDeps } from './deps.js';
+import { detachRun } from './detach.js';
+import { epochBranch } from './detention-reasons.js';
+import { distill } from './distill.js';
+import { type Graduation, graduate } from './graduation.js';
+import { type Distilled, lessonLine, noteRefusal, officeHoursBranchRefusal } from './office-hours-rules.js';
+import { type RunResult, type RunTicketOptions, runTicket } from './run-ticket.js';
+
+/** What `io/detention.json` may hold (core/layout.ts DetentionFacts); anything else is ignored. */
+const detentionFacts = z
+  .object({
+    reason: z.string().optional(),
+    branch: z.string().optional(),
+    lesson: z.string().optional(),
+    lesson_id: z.number().int().positive().optional(),
+  })
+  .passthrough();
+
+function readDetentionFacts(path: string): DetentionFacts | null {
+  try {
+    const parsed = detentionFacts.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface OfficeHoursOptions extends Pick<RunTicketOptions, 'signal' | 'onInterrupt' | 'atExit'> {
+  /** The worktree root (null outside a repository: a refusal). */
+  root: string | null;
+  /** `-m NOTE`: what was wrong and how the person fixed it. */
+  note: string | undefined;
+  /** Resume the run in the background (`chalk run --detach`). */
+  detach?: boolean;
+  /** Starts the background run (default core/run/detach.ts). */
+  detachRun?: (ctx: RunContext) => number;
+}
+
+export type OfficeHoursNext =
+  | { kind: 'run'; result: RunResult }
+  | { kind: 'detached'; pid: number }
+  | { kind: 'graduated'; graduation: Graduation };
+
+export interface OfficeHoursResult {
+  /** The context on the new `tutoring/...` branch. */
+  ctx: RunContext;
+  lessonId: number;
+  distilled: Distilled;
+  next: OfficeHoursNext;
+  exitCode: number;
+}
+
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? 'unknown';
+  }
+}
+
+/**
+ * `chalk office-hours -m NOTE`: on a `detention/*` branch, after the person
+ * committed their fix (or nothing, when the fix was outside the repository).
+ * The note is distilled into a lesson (best effort), the open lesson resolved
+ * (note, lesson, scope, who; the store stamps when), then work goes on from
+ * the detention branch's HEAD on a new `tutoring/TICKET-<epoch>` branch: the
+ * loop resumes while checkpoints are open, else the request is opened
+ * whatever `CHALK_AUTO_MR` says. The detention branch stays as it was.
+ */
+export async function officeHours(deps: RunDeps, o: OfficeHoursOptions): Promise<OfficeHoursResult> {
+  const noteProblem = noteRefusal(o.note);
+  if (noteProblem) throw new UserError(noteProblem);
+  const note = (o.note ?? '').trim();
+  if (!o.root) throw new UserError('chalk office-hours works inside a git worktree: cd into the ticket worktree');
+  const branchProblem = officeHoursBranchRefusal(await deps.git.currentBranchName(o.root));
+  if (branchProblem) throw new UserError(branchProblem);
+  const detained = await resolveContext({ root: o.root, config: deps.config, env: deps.env, git: deps.git });
+  refuseLiveRun(detained.paths, detained.ticket);
+  const facts = readDetentionFacts(detained.paths.detention);
+  if (facts?.branch && facts.branch !== detained.branch) {
+    throw new UserError(
+      `the open detention of ${detained.ticket} is ${facts.branch}, not ${detained.branch}: git switch to it, commit your fix there, then run chalk office-hours again`,
+    );
+  }
+  const log = deps.log.child(`[${detained.ticket}] `);
+  const epoch = Math.floor(deps.clock.now().getTime() / 1000);
+  const runId = `${detained.ticket}-${epoch}`;
+  const signature = facts?.lesson ?? facts?.reason ?? `detained on ${detained.branch}`;
+
+  const distilled = await distill(detained, deps, log, { runId, signature, note, signal: o.signal });
+  const resolvedBy = (await deps.git.configGet(detained.root, 'user.email'))?.trim() || osUser();
+  let lessonId: number;
+  try {
+    lessonId =
+      facts?.lesson_id ??
+      (await deps.store.lessons.open({ repo: detained.repo, ticket: detained.ticket, signature, runId: null }));
+    await deps.store.lessons.resolve({
+      id: lessonId,
+      resolution: note,
+      lesson: distilled.lesson,
+      resolvedBy,
+      scope: distilled.scope,
+    });
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw new UserError(`could not record the lesson (${why.split('\n')[0]}); nothing was changed, run it again`);
+  }
+  log.info(lessonLine(distilled));
+
+  const existing = await deps.git.forEachRef(detained.root, ['refs/heads/tutoring/']).catch(() => []);
+  const tutoring = epochBranch('tutoring', { ticket: detained.ticket, epochSeconds: epoch, existing });
+  await deps.git.switchNewBranch(detained.root, tutoring);
+  log.info(`lesson recorded; continuing on ${tutoring}`);
+
+  const ctx = await resolveContext({ root: detained.root, config: deps.config, env: deps.env, git: deps.git });
+  const base = { ctx, lessonId, distilled };
+  if (openCount(readFileSync(ctx.specPath, 'utf8')) === 0) {
+    const graduation = await graduate({ ctx, deps, log }, { reviewSummary: '', force: true });
+    return { ...base, next: { kind: 'graduated', graduation }, exitCode: 0 };
+  }
+  if (o.detach) {
+    const pid = (o.detachRun ?? detachRun)(ctx);
+    log.info(`running in the background (pid ${pid}); follow with: chalk logs ${ctx.ticket} -f`);
+    return { ...base, next: { kind: 'detached', pid }, exitCode: 0 };
+  }
+  const result = await runTicket(deps, {
+    root: ctx.root,
+    ctx,
+    signal: o.signal,
+    onInterrupt: o.onInterrupt,
+    atExit: o.atExit,
+  });
+  return { ...base, next: { kind: 'run', result }, exitCode: result.exitCode };
+}
