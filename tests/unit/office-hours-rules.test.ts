@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { runPaths } from '../../core/layout.js';
+import { ticketFromBranch } from '../../core/repo/git.js';
 import { detentionBranch, epochBranch } from '../../core/run/detention-reasons.js';
 import {
   cleanLesson,
@@ -122,6 +124,14 @@ describe('branches and refusals', () => {
       }),
     ).toBe('tutoring/SHOP-7-5-3');
     expect(detentionBranch('SHOP-7', 5, ['detention/SHOP-7-5'])).toBe('detention/SHOP-7-5-2');
+  });
+
+  it('reads the ticket of a tutoring branch as of its chalk/ one, so both share the state directory and status', () => {
+    const env = { XDG_STATE_HOME: '/s' };
+    for (const b of ['tutoring/SHOP-7-1791171689', 'tutoring/SHOP-7-1791171689-2', 'detention/SHOP-7-5']) {
+      expect(ticketFromBranch(b)).toBe('SHOP-7');
+      expect(runPaths('shop', ticketFromBranch(b) as string, env)).toEqual(runPaths('shop', 'SHOP-7', env));
+    }
   });
 
   it('refuses office hours off a detention branch and without a note, naming what to do', () => {
