@@ -3,14 +3,16 @@ import { userInfo } from 'node:os';
 import { z } from 'zod';
 import { UserError } from '../errors.js';
 import type { DetentionFacts } from '../layout.js';
+import type { Log } from '../ports/log.js';
 import { openCount } from '../spec/checkpoints.js';
 import { refuseLiveRun } from './claim.js';
 import { type RunContext, resolveContext } from './context.js';
 import type { RunDeps } from './deps.js';
 import { detachRun } from './detach.js';
 import { epochBranch } from './detention-reasons.js';
-import { distill } from './distill.js';
+import { type DistillOptions, distill } from './distill.js';
 import { type Graduation, graduate } from './graduation.js';
+import { CallTracker, recordOnAbort, trackingAgent } from './interrupt.js';
 import { type Distilled, lessonLine, noteRefusal, officeHoursBranchRefusal } from './office-hours-rules.js';
 import { type RunResult, type RunTicketOptions, runTicket } from './run-ticket.js';
 
@@ -66,6 +68,24 @@ function osUser(): string {
   }
 }
 
+/** The distillation with its call tracked, so a signal records it `interrupted` as a run's calls are. */
+async function distillTracked(
+  ctx: RunContext,
+  deps: RunDeps,
+  log: Log,
+  d: DistillOptions & Pick<OfficeHoursOptions, 'onInterrupt'>,
+): Promise<Distilled> {
+  const tracker = new CallTracker();
+  const tracked: RunDeps = { ...deps, agent: trackingAgent(deps.agent, tracker, () => deps.clock.now().getTime()) };
+  const { onInterrupt, ...opts } = d;
+  const unhook = recordOnAbort({ ctx, deps: tracked, tracker, runId: d.runId, signal: d.signal, onInterrupt });
+  try {
+    return await distill(ctx, tracked, log, opts);
+  } finally {
+    unhook();
+  }
+}
+
 /**
  * `chalk office-hours -m NOTE`: on a `detention/*` branch, after the person
  * committed their fix (or nothing, when the fix was outside the repository).
@@ -95,7 +115,13 @@ export async function officeHours(deps: RunDeps, o: OfficeHoursOptions): Promise
   const runId = `${detained.ticket}-${epoch}`;
   const signature = facts?.lesson ?? facts?.reason ?? `detained on ${detained.branch}`;
 
-  const distilled = await distill(detained, deps, log, { runId, signature, note, signal: o.signal });
+  const distilled = await distillTracked(detained, deps, log, {
+    runId,
+    signature,
+    note,
+    signal: o.signal,
+    onInterrupt: o.onInterrupt,
+  });
   const resolvedBy = (await deps.git.configGet(detained.root, 'user.email'))?.trim() || osUser();
   let lessonId: number;
   try {

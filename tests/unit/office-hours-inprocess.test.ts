@@ -208,6 +208,36 @@ describe('office hours in-process', { timeout: 30_000 }, () => {
     expect(agent.remaining()).toEqual({});
   });
 
+  it('an interrupted distillation is recorded as such, and nothing is resolved or switched', async () => {
+    const repo = makeRepo({ CHALK_DISTILL: 'true' }, 1);
+    const controller = new AbortController();
+    const agent = new ScriptedAgent().script('continue', work(1, 1, true)).script('distill', (c) => {
+      controller.abort(new Error('interrupted by SIGINT'));
+      throw c.signal?.reason;
+    });
+    const { t, branch } = await detainAndSwitch(repo, agent);
+    const recorded: Promise<void>[] = [];
+    await expect(
+      officeHours(t.deps(), {
+        root: repo.root,
+        note: 'n',
+        signal: controller.signal,
+        onInterrupt: (p) => recorded.push(p),
+      }),
+    ).rejects.toThrow('interrupted by SIGINT');
+    await Promise.all(recorded);
+    expect(recorded).toHaveLength(1);
+    expect(
+      t.store
+        .callsOf(TICKET)
+        .filter((c) => c.kind === 'distill')
+        .map((c) => c.agentStatus),
+    ).toEqual(['interrupted']);
+    expect(t.store.tables.lessons[0]?.resolvedAt).toBeNull();
+    expect(repo.git('rev-parse', '--abbrev-ref', 'HEAD')).toBe(branch);
+    expect(t.sandbox.openSessions()).toEqual([]);
+  });
+
   it('refuses off a detention branch, without a note, and with uncommitted changes, changing nothing', async () => {
     const repo = makeRepo({}, 1);
     const agent = new ScriptedAgent().script('continue', work(1, 1, true));
