@@ -19,13 +19,12 @@ export function openCheckpointsRefusal(spec: string, open: number): string | nul
  * detention branch (office hours resolves it first) and a ticket with a live run.
  */
 export async function submitTicket(deps: RunDeps, o: { root: string | null }): Promise<Graduation> {
-  if (o.root) {
-    const branch = await deps.git.currentBranchName(o.root);
-    if (branch?.startsWith('detention/')) {
-      throw new UserError(
-        `${branch} holds a detained attempt: fix it, commit, then chalk office-hours -m "what was wrong"`,
-      );
-    }
+  if (!o.root) throw new UserError('chalk submit works inside a git worktree: cd into the ticket worktree');
+  const branch = await deps.git.currentBranchName(o.root);
+  if (branch?.startsWith('detention/')) {
+    throw new UserError(
+      `${branch} holds a detained attempt: fix it, commit, then chalk office-hours -m "what was wrong"`,
+    );
   }
   const ctx = await resolveContext({
     root: o.root,

@@ -83,6 +83,19 @@ describe('chalk office-hours and chalk submit refusals, with the real CLI', { ti
     );
   });
 
+  it('both name themselves outside a repository', () => {
+    const out = tempDir('chalk-oh-none-');
+    try {
+      for (const cmd of ['office-hours', 'submit']) {
+        const r = chalk(cmd === 'submit' ? [cmd] : [cmd, '-m', 'x'], { cwd: out, env: env() });
+        expect(r.code).toBe(1);
+        expect(r.stderr).toBe(`chalk: chalk ${cmd} works inside a git worktree: cd into the ticket worktree\n`);
+      }
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
   it('lists both commands in help', () => {
     const r = run(['help']);
     expect(r.stdout).toContain('chalk office-hours -m NOTE [--detach]');
