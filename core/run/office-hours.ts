@@ -86,19 +86,10 @@ async function distillTracked(
   }
 }
 
-/**
- * `chalk office-hours -m NOTE`: on a `detention/*` branch, after the person
- * committed their fix (or nothing, when the fix was outside the repository).
- * The note is distilled into a lesson (best effort), the open lesson resolved
- * (note, lesson, scope, who; the store stamps when), then work goes on from
- * the detention branch's HEAD on a new `tutoring/TICKET-<epoch>` branch: the
- * loop resumes while checkpoints are open, else the request is opened
- * whatever `CHALK_AUTO_MR` says. The detention branch stays as it was.
- */
-export async function officeHours(deps: RunDeps, o: OfficeHoursOptions): Promise<OfficeHoursResult> {
+/** The refusals, before anything starts: the note, the branch, the run's own checks, a live run, another detention. */
+async function preflight(deps: RunDeps, o: OfficeHoursOptions) {
   const noteProblem = noteRefusal(o.note);
   if (noteProblem) throw new UserError(noteProblem);
-  const note = (o.note ?? '').trim();
   if (!o.root) throw new UserError('chalk office-hours works inside a git worktree: cd into the ticket worktree');
   const branchProblem = officeHoursBranchRefusal(await deps.git.currentBranchName(o.root));
   if (branchProblem) throw new UserError(branchProblem);
@@ -110,52 +101,49 @@ export async function officeHours(deps: RunDeps, o: OfficeHoursOptions): Promise
       `the open detention of ${detained.ticket} is ${facts.branch}, not ${detained.branch}: git switch to it, commit your fix there, then run chalk office-hours again`,
     );
   }
-  const log = deps.log.child(`[${detained.ticket}] `);
-  const epoch = Math.floor(deps.clock.now().getTime() / 1000);
-  const runId = `${detained.ticket}-${epoch}`;
-  const signature = facts?.lesson ?? facts?.reason ?? `detained on ${detained.branch}`;
+  return { detained, facts, note: (o.note ?? '').trim() };
+}
 
-  const distilled = await distillTracked(detained, deps, log, {
-    runId,
-    signature,
-    note,
-    signal: o.signal,
-    onInterrupt: o.onInterrupt,
-  });
-  const resolvedBy = (await deps.git.configGet(detained.root, 'user.email'))?.trim() || osUser();
-  let lessonId: number;
+/** Resolves the open lesson (opening one from the signature when the detention left no id); returns its id. */
+async function resolveLesson(
+  ctx: RunContext,
+  deps: RunDeps,
+  r: { lessonId: number | undefined; signature: string; note: string; distilled: Distilled },
+): Promise<number> {
+  const resolvedBy = (await deps.git.configGet(ctx.root, 'user.email'))?.trim() || osUser();
   try {
-    lessonId =
-      facts?.lesson_id ??
-      (await deps.store.lessons.open({ repo: detained.repo, ticket: detained.ticket, signature, runId: null }));
+    const id =
+      r.lessonId ??
+      (await deps.store.lessons.open({ repo: ctx.repo, ticket: ctx.ticket, signature: r.signature, runId: null }));
     await deps.store.lessons.resolve({
-      id: lessonId,
-      resolution: note,
-      lesson: distilled.lesson,
+      id,
+      resolution: r.note,
+      lesson: r.distilled.lesson,
       resolvedBy,
-      scope: distilled.scope,
+      scope: r.distilled.scope,
     });
+    return id;
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    throw new UserError(`could not record the lesson (${why.split('\n')[0]}); nothing was changed, run it again`);
+    throw new UserError(`could not record the lesson (${why.split('\n')[0]}); no branch was changed, run it again`);
   }
-  log.info(lessonLine(distilled));
+}
 
-  const existing = await deps.git.forEachRef(detained.root, ['refs/heads/tutoring/']).catch(() => []);
-  const tutoring = epochBranch('tutoring', { ticket: detained.ticket, epochSeconds: epoch, existing });
-  await deps.git.switchNewBranch(detained.root, tutoring);
-  log.info(`lesson recorded; continuing on ${tutoring}`);
-
-  const ctx = await resolveContext({ root: detained.root, config: deps.config, env: deps.env, git: deps.git });
-  const base = { ctx, lessonId, distilled };
+/** On the tutoring branch: the request when nothing is open (whatever CHALK_AUTO_MR says), else the run, here or detached. */
+async function continueTicket(
+  ctx: RunContext,
+  deps: RunDeps,
+  log: Log,
+  o: OfficeHoursOptions,
+): Promise<{ next: OfficeHoursNext; exitCode: number }> {
   if (openCount(readFileSync(ctx.specPath, 'utf8')) === 0) {
     const graduation = await graduate({ ctx, deps, log }, { reviewSummary: '', force: true });
-    return { ...base, next: { kind: 'graduated', graduation }, exitCode: 0 };
+    return { next: { kind: 'graduated', graduation }, exitCode: 0 };
   }
   if (o.detach) {
     const pid = (o.detachRun ?? detachRun)(ctx);
     log.info(`running in the background (pid ${pid}); follow with: chalk logs ${ctx.ticket} -f`);
-    return { ...base, next: { kind: 'detached', pid }, exitCode: 0 };
+    return { next: { kind: 'detached', pid }, exitCode: 0 };
   }
   const result = await runTicket(deps, {
     root: ctx.root,
@@ -164,5 +152,38 @@ export async function officeHours(deps: RunDeps, o: OfficeHoursOptions): Promise
     onInterrupt: o.onInterrupt,
     atExit: o.atExit,
   });
-  return { ...base, next: { kind: 'run', result }, exitCode: result.exitCode };
+  return { next: { kind: 'run', result }, exitCode: result.exitCode };
+}
+
+/**
+ * `chalk office-hours -m NOTE`: on a `detention/*` branch, after the person
+ * committed their fix (or nothing, when the fix was outside the repository).
+ * The note is distilled into a lesson (best effort), the open lesson resolved
+ * (note, lesson, scope, who; the store stamps when), then work goes on from
+ * the detention branch's HEAD on a new `tutoring/TICKET-<epoch>` branch: the
+ * loop resumes while checkpoints are open, else the request is opened
+ * whatever `CHALK_AUTO_MR` says. The detention branch stays as it was.
+ */
+export async function officeHours(deps: RunDeps, o: OfficeHoursOptions): Promise<OfficeHoursResult> {
+  const { detained, facts, note } = await preflight(deps, o);
+  const log = deps.log.child(`[${detained.ticket}] `);
+  const epoch = Math.floor(deps.clock.now().getTime() / 1000);
+  const runId = `${detained.ticket}-${epoch}`;
+  const signature = facts?.lesson ?? facts?.reason ?? `detained on ${detained.branch}`;
+  const distilled = await distillTracked(detained, deps, log, {
+    runId,
+    signature,
+    note,
+    signal: o.signal,
+    onInterrupt: o.onInterrupt,
+  });
+  const lessonId = await resolveLesson(detained, deps, { lessonId: facts?.lesson_id, signature, note, distilled });
+  log.info(lessonLine(distilled));
+
+  const existing = await deps.git.forEachRef(detained.root, ['refs/heads/tutoring/']).catch(() => []);
+  const tutoring = epochBranch('tutoring', { ticket: detained.ticket, epochSeconds: epoch, existing });
+  await deps.git.switchNewBranch(detained.root, tutoring);
+  log.info(`lesson recorded; continuing on ${tutoring}`);
+  const ctx = await resolveContext({ root: detained.root, config: deps.config, env: deps.env, git: deps.git });
+  return { ctx, lessonId, distilled, ...(await continueTicket(ctx, deps, log, o)) };
 }

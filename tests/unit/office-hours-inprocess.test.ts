@@ -256,10 +256,31 @@ describe('office hours in-process', { timeout: 30_000 }, () => {
     expect(await refusal('n')).toMatch(
       /^chalk office-hours runs on a detention\/\* branch \(this is 'chalk\/PROJ-1'\)/,
     );
+    // Another detention branch than the one the ticket's detention record names.
+    repo.git('switch', '--quiet', '-c', 'detention/PROJ-1-1', branch);
+    expect(await refusal('n')).toBe(
+      `the open detention of ${TICKET} is ${branch}, not detention/PROJ-1-1: git switch to it, commit your fix there, then run chalk office-hours again`,
+    );
     expect(t.store.tables.lessons[0]?.resolvedAt).toBeNull();
     expect(repo.git('for-each-ref', '--format=%(refname:short)', 'refs/heads/tutoring/')).toBe('');
-    expect(repo.git('rev-parse', '--abbrev-ref', 'HEAD')).toBe(`chalk/${TICKET}`);
-    expect(branch).toMatch(/^detention\//);
+    expect(repo.git('rev-parse', '--abbrev-ref', 'HEAD')).toBe('detention/PROJ-1-1');
+  });
+
+  it('with the detention record gone, opens a lesson from what it knows and resolves that', async () => {
+    const repo = makeRepo({ CHALK_DISTILL: 'false', CHALK_AUTO_MR: 'false' }, 1);
+    const agent = new ScriptedAgent().script('continue', work(1, 1, true));
+    const { t, branch } = await detainAndSwitch(repo, agent);
+    rmSync(join(repo.env.XDG_STATE_HOME as string), { recursive: true, force: true });
+    const r = await officeHours(t.deps(), { root: repo.root, note: 'fixed' });
+    expect(r.exitCode).toBe(0);
+    const [first, second] = t.store.tables.lessons;
+    expect(first?.resolvedAt).toBeNull();
+    expect(second).toMatchObject({
+      id: r.lessonId,
+      signature: `detained on ${branch}`,
+      resolution: 'fixed',
+      scope: 'repo',
+    });
   });
 });
 
