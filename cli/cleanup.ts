@@ -9,17 +9,18 @@ export default class CleanupCommand extends Command {
   static override paths = [['cleanup']];
   static override usage = Command.Usage({
     description:
-      'stop runs, remove sandboxes, worktrees and merged chalk/, tutoring/, detention/ branches (--all: also unmerged ones and all state); never the database',
+      'stop runs, remove sandboxes, worktrees, merged chalk/ and detention/ branches and merged or pushed tutoring/ ones (--all: every one, and all state); never the database',
   });
   all = Option.Boolean('--all', false);
 
   async execute(): Promise<number> {
     if ((await worktreeRoot()) === null) throw new UserError('chalk cleanup runs inside a git repository');
-    const { kernel } = await kernelContext();
+    const { kernel, config } = await kernelContext();
     await cleanupRepository({
       root: await mainRoot(),
       repo: await repoName(),
       all: this.all,
+      baseBranch: config.str('CHALK_BASE_BRANCH'),
       sandbox: kernel.resolve(Tokens.Sandbox),
       say: (line) => this.context.stdout.write(`${line}\n`),
       warn: (line) => this.context.stderr.write(`warning: ${line}\n`),

@@ -58,6 +58,13 @@ export const COMMANDS: CommandEntry[] = [
   entry(['check'], 'Work', 'chalk check', () => import('./check.js')),
   entry(['demo'], 'Work', 'chalk demo [--dir DIR]', () => import('./demo.js')),
   entry(['sandbox', 'build'], 'Setup', 'chalk sandbox build [--force]', () => import('./sandbox-build.js')),
+  entry(
+    ['office-hours'],
+    'Failure lifecycle',
+    'chalk office-hours -m NOTE [--detach]',
+    () => import('./office-hours.js'),
+  ),
+  entry(['submit'], 'Failure lifecycle', 'chalk submit', () => import('./submit.js')),
   entry(['cleanup'], 'Failure lifecycle', 'chalk cleanup [--all]', () => import('./cleanup.js')),
   entry(['logs'], 'Work', 'chalk logs TICKET [-f]', () => import('./logs.js')),
   entry(

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { linkSync, lstatSync, mkdtempSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { CreatedBundle } from '../ports/host-git.js';
+import type { CreatedBundle, DiffSummary } from '../ports/host-git.js';
 import { type RunOptions, type RunResult, run } from '../process/run.js';
 
 /**
@@ -294,4 +294,49 @@ export async function fileAt(
 export async function mergeBase(cwd: string, o: { a: string; b: string }): Promise<string | null> {
   const r = await hostGit(['merge-base', '--end-of-options', arg(o.a, 'revision'), arg(o.b, 'revision')], { cwd });
   return r.code === 0 ? r.stdout.trim() || null : null;
+}
+
+/** `git log --format=%H %s -n MAX REV`: the newest `max` commits reachable from `rev`, newest first. */
+export async function recentCommits(
+  cwd: string,
+  o: { rev: string; max: number },
+): Promise<{ sha: string; subject: string }[]> {
+  const out = await hostGitOk(
+    ['log', '--format=%H%x1f%s', `--max-count=${Math.max(1, Math.floor(o.max))}`, arg(o.rev, 'revision'), '--'],
+    { cwd },
+  );
+  return lines(out).map((l) => {
+    const i = l.indexOf('\x1f');
+    return i < 0 ? { sha: l, subject: '' } : { sha: l.slice(0, i), subject: l.slice(i + 1) };
+  });
+}
+
+/**
+ * What changed between two commits: `git diff --stat` and the first `maxLines`
+ * lines of `git diff` (no external diff, no textconv), with the diff's full line count.
+ */
+export async function diffSummary(
+  cwd: string,
+  o: { from: string; to: string; maxLines: number },
+): Promise<DiffSummary> {
+  const range = [arg(o.from, 'revision'), arg(o.to, 'revision'), '--'];
+  const stat = await hostGitOk(['diff', '--stat', ...range], { cwd });
+  const full = (await hostGitOk(['diff', ...range], { cwd })).split('\n');
+  const all = full.length === 1 && full[0] === '' ? [] : full;
+  return { stat, diff: all.slice(0, Math.max(0, o.maxLines)).join('\n'), lines: all.length };
+}
+
+/** `git switch -c NAME`: a new branch at HEAD, checked out (the worktree stays as it is). */
+export async function switchNewBranch(cwd: string, name: string): Promise<void> {
+  await hostGitOk(['switch', '--quiet', '--no-track', '-c', arg(name, 'branch')], { cwd });
+}
+
+/** Remote-tracking refs (`origin/x`) whose history holds `rev`: where it has been pushed. */
+export async function remotesContaining(cwd: string, rev: string): Promise<string[]> {
+  return lines(
+    await hostGitOk(
+      ['for-each-ref', '--format=%(refname:short)', `--contains=${arg(rev, 'revision')}`, '--', 'refs/remotes/'],
+      { cwd },
+    ),
+  ).filter((r) => !r.endsWith('/HEAD'));
 }

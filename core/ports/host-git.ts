@@ -113,4 +113,23 @@ export interface HostGit {
   /** `git worktree remove [--force] PATH`: whether it was removed. */
   worktreeRemove(cwd: string, o: { path: string; force: boolean }): Promise<boolean>;
   worktreePrune(cwd: string): Promise<void>;
+  /** The newest `max` commits reachable from `rev` (sha and subject), newest first: office hours finds the detention commit. */
+  recentCommits(cwd: string, o: { rev: string; max: number }): Promise<{ sha: string; subject: string }[]>;
+  /** `git diff --stat FROM TO` and the first `maxLines` lines of the diff, with its full line count. */
+  diffSummary(cwd: string, o: { from: string; to: string; maxLines: number }): Promise<DiffSummary>;
+  /** `git switch -c NAME` at HEAD (office hours' `tutoring/...` branch); throws with git's line. */
+  switchNewBranch(cwd: string, name: string): Promise<void>;
+  /** Whether `ancestor` is `descendant` or one of its ancestors (`chalk cleanup`: merged). */
+  isAncestor(cwd: string, o: { ancestor: string; descendant: string }): Promise<boolean>;
+  /** Remote-tracking refs whose history holds `rev` (`chalk cleanup`: pushed). */
+  remotesContaining(cwd: string, rev: string): Promise<string[]>;
+}
+
+/** What changed between two commits, as office hours shows it to the distiller. */
+export interface DiffSummary {
+  stat: string;
+  /** The first lines of the diff. */
+  diff: string;
+  /** How many lines the whole diff has. */
+  lines: number;
 }

@@ -60,10 +60,11 @@ export interface LessonOpen {
 export interface LessonResolve {
   id: number;
   resolution: string;
-  lesson: string;
+  /** The distilled lesson; null when none was (the resolution is the fix then). */
+  lesson: string | null;
   resolvedBy: string;
-  /** `repo` (this repository only) or `general`. */
-  scope?: 'repo' | 'general' | null;
+  /** `general` (every repository), `repo` (this one only) or `none` (no rule; the note, this repository only). */
+  scope?: 'repo' | 'general' | 'none' | null;
   /** 384 numbers, when an embedder made them. */
   embedding?: number[] | null;
 }

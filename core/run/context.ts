@@ -40,6 +40,8 @@ export interface ContextOptions {
   env?: NodeJS.ProcessEnv;
   /** `chalk check` needs no rubric command. */
   needRubric?: boolean;
+  /** `chalk submit` makes no agent call, so needs no credential. */
+  needCredentials?: boolean;
   /** Host git (default: core/git). */
   git?: HostGit;
 }
@@ -71,7 +73,7 @@ export async function resolveContext(opts: ContextOptions): Promise<RunContext> 
   if ((opts.needRubric ?? true) && rubricCommand.trim() === '') {
     throw new UserError('CHALK_TEST_CMD is not set in .chalk/config (run: chalk init)');
   }
-  if (!hasCredential(env)) {
+  if ((opts.needCredentials ?? true) && !hasCredential(env)) {
     throw new UserError(`no agent credentials; export one of: ${CREDENTIALS.join(' ')}`);
   }
   const repo = repoKey(checkoutOf(await git.commonDir(root)));

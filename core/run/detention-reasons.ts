@@ -106,19 +106,26 @@ export function nextStep(f: NextStepFacts): string {
 }
 
 /**
- * The branch the failed attempt is parked on: `detention/TICKET-<epoch>`, or
- * with `-2`, `-3`, ... appended when that name is taken. `existing` may name
- * branches short (`detention/X-1`) or in full (`refs/heads/detention/X-1`).
+ * `PREFIX/TICKET-<epoch>`, or with `-2`, `-3`, ... appended when that name is
+ * taken. `existing` may name branches short (`detention/X-1`) or in full
+ * (`refs/heads/detention/X-1`).
  */
-export function detentionBranch(ticket: string, epochSeconds: number, existing: Iterable<string>): string {
-  const taken = new Set([...existing].map((b) => b.replace(/^refs\/heads\//, '')));
-  const base = `detention/${ticket}-${Math.floor(epochSeconds)}`;
+export function epochBranch(
+  prefix: 'detention' | 'tutoring',
+  o: { ticket: string; epochSeconds: number; existing: Iterable<string> },
+): string {
+  const taken = new Set([...o.existing].map((b) => b.replace(/^refs\/heads\//, '')));
+  const base = `${prefix}/${o.ticket}-${Math.floor(o.epochSeconds)}`;
   if (!taken.has(base)) return base;
   for (let n = 2; ; n++) {
     const name = `${base}-${n}`;
     if (!taken.has(name)) return name;
   }
 }
+
+/** The branch the failed attempt is parked on: `detention/TICKET-<epoch>` (see epochBranch). */
+export const detentionBranch = (ticket: string, epochSeconds: number, existing: Iterable<string>): string =>
+  epochBranch('detention', { ticket, epochSeconds, existing });
 
 /** The commit message of the parked attempt. */
 export const detentionCommitMessage = (ticket: string, reason: string) => `detention(${ticket}): ${reason}`;

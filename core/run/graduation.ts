@@ -48,19 +48,20 @@ export async function pushBranch(ctx: RunContext, git: HostGit, log: Log): Promi
 /**
  * Every checkpoint is ticked and the review passed: push the branch and open
  * the request through the Forge port with the summary body (through the
- * `prBody` hook). `CHALK_AUTO_MR=false` stops at `done` with a `ready` event;
+ * `prBody` hook). `CHALK_AUTO_MR=false` stops at `done` with a `ready` event,
+ * unless `force` (a person asked: `chalk submit`, office hours with nothing open);
  * `CHALK_FORGE=none` pushes and prints the summary instead of opening anything.
  */
 export async function graduate(
   run: Pick<Run, 'ctx' | 'deps' | 'log'>,
-  opts: { reviewSummary: string },
+  opts: { reviewSummary: string; force?: boolean },
 ): Promise<Graduation> {
   const { ctx, deps, log } = run;
   const n = await ticketNumbers(ctx, deps, log);
   log.info(
     `all checkpoints complete (${n.loops} loop${n.loops === 1 ? '' : 's'}, ${dollars(n.costUsd)}, ${n.fixes} human intervention${n.fixes === 1 ? '' : 's'})`,
   );
-  if (!deps.config.bool('CHALK_AUTO_MR')) {
+  if (!opts.force && !deps.config.bool('CHALK_AUTO_MR')) {
     await deps.store.events.record(ctx.repo, ctx.ticket, 'ready');
     log.info(`CHALK_AUTO_MR is off: the work is done on ${ctx.branch}; push it and open the request yourself`);
     await deps.hooks.afterGraduate.promise({ ticket: ctx.ticket, branch: ctx.branch, requestUrl: null });

@@ -6,21 +6,21 @@ import type { RunContext } from './context.js';
 import type { RunDeps } from './deps.js';
 import { callRecord } from './record.js';
 
-type CheckKind = 'spec-check' | 'review';
+type CheckKind = 'spec-check' | 'review' | 'distill';
 
 export interface ReadOnlyCallResult<K extends CheckKind> {
   result: AgentResult<AnswerOf[K]>;
   /** The validated answer, or null when there was none. */
   answer: AnswerOf[K] | null;
-  /** `pass`, `fail` or `none`, as recorded in `agent_status`. */
+  /** `pass`, `fail` or `none` (a distillation has none). */
   verdict: 'pass' | 'fail' | 'none';
 }
 
 /**
- * A read-only check (spec check or final review) done the same way each time:
+ * A read-only call (spec check, final review, distillation) done the same way each time:
  * the prompt kept in io/, the call, its answer and stderr kept in io/, the tree
  * reset (whatever the call left is discarded), and one `runs` row at loop 0
- * whose status is the verdict.
+ * whose status is the verdict (or what `statusOf` says of the answer).
  */
 export async function readOnlyCall<K extends CheckKind>(
   kind: K,
@@ -28,7 +28,13 @@ export async function readOnlyCall<K extends CheckKind>(
   ctx: RunContext,
   deps: RunDeps,
   session: SandboxSession,
-  opts: { runId: string; model: string; signal?: AbortSignal },
+  opts: {
+    runId: string;
+    model: string;
+    signal?: AbortSignal;
+    /** The recorded `agent_status` for the answer (default: its verdict). */
+    statusOf?: (answer: AnswerOf[K] | null) => string;
+  },
 ): Promise<ReadOnlyCallResult<K>> {
   writeFileSync(join(ctx.paths.io, `${kind}.prompt.md`), prompt);
   const result = await deps.agent.call(kind, prompt, {
@@ -41,12 +47,12 @@ export async function readOnlyCall<K extends CheckKind>(
   writeFileSync(join(ctx.paths.io, `${kind}.err`), result.stderr);
   await session.reset();
   const answer = result.answer === 'none' ? null : result.answer;
-  const verdict = answer?.verdict ?? 'none';
+  const verdict = answer && 'verdict' in answer ? answer.verdict : 'none';
   await deps.store.calls.record(
     callRecord(ctx, result, {
       loop: 0,
       kind,
-      agentStatus: verdict,
+      agentStatus: opts.statusOf ? opts.statusOf(answer) : verdict,
       rubricExit: 0,
       progressed: false,
       budgetUsd: deps.config.num('CHALK_BUDGET_USD'),

@@ -30,6 +30,29 @@ async function stopRuns(pids: number[]): Promise<void> {
   for (let i = 0; i < 50 && pids.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
 }
 
+/**
+ * Why a `tutoring/` branch is kept without `--all`, or null when it may go: it
+ * goes once merged into the base branch or pushed (office hours' work is then
+ * safe elsewhere).
+ */
+export function tutoringKeepReason(o: { merged: boolean; pushed: boolean; base: string }): string | null {
+  if (o.merged || o.pushed) return null;
+  return `not merged into ${o.base} and not pushed`;
+}
+
+/** Whether the branch's tip is in the base branch (local or origin's), and whether a remote-tracking ref holds it. */
+async function tutoringFacts(git: HostGit, root: string, o: { branch: string; base: string }) {
+  const tip = await git.resolveCommit(root, `refs/heads/${o.branch}`);
+  if (!tip) return { merged: false, pushed: false };
+  let merged = false;
+  for (const ref of [`refs/heads/${o.base}`, `refs/remotes/origin/${o.base}`]) {
+    if (!merged && (await git.refExists(root, ref)))
+      merged = await git.isAncestor(root, { ancestor: tip, descendant: ref });
+  }
+  const pushed = (await git.remotesContaining(root, tip)).length > 0;
+  return { merged, pushed };
+}
+
 export interface CleanupOptions {
   /** The main checkout's root. */
   root: string;
@@ -37,6 +60,8 @@ export interface CleanupOptions {
   /** Also dirty worktrees, unmerged branches and the repository's whole state directory. */
   all: boolean;
   sandbox: Sandbox;
+  /** `CHALK_BASE_BRANCH`: a `tutoring/` branch merged into it goes. */
+  baseBranch: string;
   say: (line: string) => void;
   warn: (line: string) => void;
   /** Host git (default: core/git). */
@@ -45,7 +70,8 @@ export interface CleanupOptions {
 
 /**
  * Stops this repository's runs, removes its labelled sandboxes, its clean ticket
- * worktrees and its merged chalk/, tutoring/ and detention/ branches, and its run
+ * worktrees, its merged chalk/ and detention/ branches, its tutoring/ branches
+ * that are merged or pushed (saying which it kept and why), and its run
  * directories (`all`: everything of the repository's). Never the database.
  */
 export async function cleanupRepository(o: CleanupOptions): Promise<void> {
@@ -67,6 +93,16 @@ export async function cleanupRepository(o: CleanupOptions): Promise<void> {
   const refs = await git.forEachRef(o.root, BRANCH_PREFIXES).catch(() => []);
   let kept = 0;
   for (const branch of refs) {
+    if (!o.all && branch.startsWith('tutoring/')) {
+      const why = tutoringKeepReason({
+        ...(await tutoringFacts(git, o.root, { branch, base: o.baseBranch })),
+        base: o.baseBranch,
+      });
+      if (why) o.say(`kept ${branch}: ${why}`);
+      else if (!(await git.deleteBranch(o.root, { name: branch, force: true })))
+        o.say(`kept ${branch}: git would not delete it (checked out in a worktree?)`);
+      continue;
+    }
     if (!(await git.deleteBranch(o.root, { name: branch, force: o.all }))) kept++;
   }
   if (kept > 0) {

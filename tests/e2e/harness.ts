@@ -46,6 +46,8 @@ export interface Scripts {
   spec?: s.Script[];
   /** Final reviews (default: pass). */
   reviews?: s.Script[];
+  /** Office hours' distillations (no default: a distillation nobody scripted says so and gives no answer). */
+  lessons?: s.Script[];
 }
 
 export interface SessionSeen {
@@ -262,7 +264,12 @@ export async function startRig(): Promise<Rig> {
   const backend: Backend = BACKENDS.find((b) => b.name === 'postgres') ?? (BACKENDS[0] as Backend);
   const db = await backend.fresh();
   const state = db.env.XDG_STATE_HOME ?? tempDir('chalk-e2e-state-');
-  const queues: Record<'loop' | 'spec' | 'review', s.Script[]> = { loop: [], spec: [], review: [] };
+  const queues: Record<'loop' | 'spec' | 'review' | 'lesson', s.Script[]> = {
+    loop: [],
+    spec: [],
+    review: [],
+    lesson: [],
+  };
   const seen: SessionSeen[] = [];
   const defaults = { spec: specPass, review: reviewPass };
   const model = await startModelServer({
@@ -271,6 +278,7 @@ export async function startRig(): Promise<Rig> {
       seen.push({ kind, prompt: promptOf(req) });
       if (kind === 'loop') return queues.loop.shift() ?? [s.say('the scripted model has no loop script left')];
       if (kind === 'spec' || kind === 'review') return queues[kind].shift() ?? defaults[kind]();
+      if (kind === 'lesson') return queues.lesson.shift() ?? [s.say('the scripted model has no lesson script left')];
       return [s.say(`the scripted model has no script for a ${kind} call`)];
     },
   });
@@ -285,6 +293,7 @@ export async function startRig(): Promise<Rig> {
       queues.loop = [...(scripts.loops ?? [])];
       queues.spec = [...(scripts.spec ?? [])];
       queues.review = [...(scripts.reviews ?? [])];
+      queues.lesson = [...(scripts.lessons ?? [])];
       seen.length = 0;
     },
     async sql(text, values) {

@@ -3,7 +3,17 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSy
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { BundleImportError, type ImportBundleOptions, importBundle } from '../../core/git/bundle-import.js';
-import { createBundle, diffNumstat, hostGit, push, statusPorcelain } from '../../core/git/host-git.js';
+import {
+  createBundle,
+  diffNumstat,
+  diffSummary,
+  hostGit,
+  push,
+  recentCommits,
+  remotesContaining,
+  statusPorcelain,
+  switchNewBranch,
+} from '../../core/git/host-git.js';
 import { tempDir } from '../helpers/cli.js';
 
 /** Test-side git: plain git, hooks and all, so the controls show the hooks are live. */
@@ -149,6 +159,15 @@ describe.each(HOOK_DIRS)('host git runs no hook from %s', (active) => {
     expect(marks(w)).toEqual([]);
   });
 
+  it("switches to office hours' new tutoring branch without post-checkout", async () => {
+    await switchNewBranch(w.work, 'tutoring/SHOP-1-100');
+    expect(git(w.work, 'symbolic-ref', '--short', 'HEAD')).toBe('tutoring/SHOP-1-100');
+    expect(git(w.work, 'rev-parse', 'HEAD')).toBe(w.base);
+    await expect(switchNewBranch(w.work, 'tutoring/SHOP-1-100')).rejects.toThrow(/git switch failed/);
+    await expect(switchNewBranch(w.work, '--orphan')).rejects.toThrow(/not a valid branch/);
+    expect(marks(w)).toEqual([]);
+  });
+
   it('writes a bundle of the branch', async () => {
     const out = join(w.dir, 'clone-me.bundle');
     const r = await createBundle({ cwd: w.work, ref: 'chalk/SHOP-1', out });
@@ -188,6 +207,14 @@ describe('host git runs no fsmonitor and no textconv', () => {
     expect(await diffNumstat(w.work, { from, to: 'HEAD' })).toEqual([{ path: 'app.txt', added: 1, deleted: 0 }]);
     expect((await hostGit(['diff', from, 'HEAD'], { cwd: w.work })).stdout).toContain('+two');
     expect((await hostGit(['log', '-p', '-1'], { cwd: w.work })).stdout).toContain('+two');
+    // Office hours' description of a fix: the same rules, the diff cut at maxLines.
+    expect(await diffSummary(w.work, { from, to: 'HEAD', maxLines: 3 })).toEqual({
+      stat: expect.stringContaining('app.txt | 1 +'),
+      diff: expect.stringMatching(/^diff --git a\/app.txt b\/app.txt\n.*\n.*$/),
+      lines: 7,
+    });
+    expect((await recentCommits(w.work, { rev: 'HEAD', max: 2 })).map((c) => c.subject)).toEqual(['two', 'attributes']);
+    expect(await remotesContaining(w.work, 'HEAD')).toEqual([]);
     expect(marks(w)).toEqual([]);
     git(w.work, 'diff', from, 'HEAD');
     git(w.work, 'diff', '--no-ext-diff', from, 'HEAD');

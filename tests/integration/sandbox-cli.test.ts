@@ -82,17 +82,22 @@ describe.skipIf(!available)('sandbox commands', { timeout: 180_000 }, () => {
     },
   );
 
-  it('chalk cleanup removes sandboxes by label, clean worktrees and merged branches; --all the rest', async () => {
+  it('chalk cleanup removes sandboxes by label, clean worktrees, merged branches and pushed tutoring/ ones; --all the rest', async () => {
     const repo = makeTestRepo('CLN-1');
     const git = (...a: string[]) => execFileSync('git', a, { cwd: repo.root, encoding: 'utf8' }).trim();
     try {
       git('checkout', '-q', 'main');
       git('branch', 'chalk/CLN-2'); // merged: deleted without --all
       git('branch', 'detention/CLN-3-1'); // merged too
+      git('branch', 'tutoring/CLN-7'); // merged: deleted without --all
       git('checkout', '-q', '-b', 'tutoring/CLN-4');
       writeFileSync(join(repo.root, 'x.txt'), 'unmerged\n');
       git('add', 'x.txt');
       git('commit', '-q', '-m', 'unmerged work');
+      // Pushed, not merged: what `git push -u origin` leaves is a remote-tracking ref holding it.
+      git('checkout', '-q', '-b', 'tutoring/CLN-6', 'main');
+      git('commit', '-q', '--allow-empty', '-m', 'pushed work');
+      git('update-ref', 'refs/remotes/origin/tutoring/CLN-6', 'HEAD');
       git('checkout', '-q', 'main');
       const wt = `${repo.root}.worktrees`;
       mkdirSync(wt);
@@ -109,7 +114,10 @@ describe.skipIf(!available)('sandbox commands', { timeout: 180_000 }, () => {
       expect(r.status).toBe(0);
       expect(r.stdout).toContain(`stopped runs and removed sandboxes (${session.name})`);
       expect(r.stderr).toContain(`kept worktree with uncommitted changes: ${join(wt, 'DIRTY')}`);
-      expect(r.stdout).toContain("kept 2 branch(es) that are neither merged nor pushed; 'chalk cleanup --all'");
+      expect(r.stdout).toContain("kept 1 branch(es) that are neither merged nor pushed; 'chalk cleanup --all'");
+      expect(r.stdout.split('\n').filter((l) => l.startsWith('kept tutoring/'))).toEqual([
+        'kept tutoring/CLN-4: not merged into main and not pushed',
+      ]);
       expect(r.stdout).toContain('cleanup complete (telemetry database untouched)');
       expect(await labelledContainers({ repo: name })).toEqual([]);
       expect(existsSync(join(wt, 'CLEAN'))).toBe(false);

@@ -1,0 +1,189 @@
+import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { z } from 'zod';
+import { UserError } from '../errors.js';
+import type { DetentionFacts } from '../layout.js';
+import type { Log } from '../ports/log.js';
+import { openCount } from '../spec/checkpoints.js';
+import { refuseLiveRun } from './claim.js';
+import { type RunContext, resolveContext } from './context.js';
+import type { RunDeps } from './deps.js';
+import { detachRun } from './detach.js';
+import { epochBranch } from './detention-reasons.js';
+import { type DistillOptions, distill } from './distill.js';
+import { type Graduation, graduate } from './graduation.js';
+import { CallTracker, recordOnAbort, trackingAgent } from './interrupt.js';
+import { type Distilled, lessonLine, noteRefusal, officeHoursBranchRefusal } from './office-hours-rules.js';
+import { type RunResult, type RunTicketOptions, runTicket } from './run-ticket.js';
+
+/** What `io/detention.json` may hold (core/layout.ts DetentionFacts); anything else is ignored. */
+const detentionFacts = z
+  .object({
+    reason: z.string().optional(),
+    branch: z.string().optional(),
+    lesson: z.string().optional(),
+    lesson_id: z.number().int().positive().optional(),
+  })
+  .passthrough();
+
+function readDetentionFacts(path: string): DetentionFacts | null {
+  try {
+    const parsed = detentionFacts.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface OfficeHoursOptions extends Pick<RunTicketOptions, 'signal' | 'onInterrupt' | 'atExit'> {
+  /** The worktree root (null outside a repository: a refusal). */
+  root: string | null;
+  /** `-m NOTE`: what was wrong and how the person fixed it. */
+  note: string | undefined;
+  /** Resume the run in the background (`chalk run --detach`). */
+  detach?: boolean;
+  /** Starts the background run (default core/run/detach.ts). */
+  detachRun?: (ctx: RunContext) => number;
+}
+
+export type OfficeHoursNext =
+  | { kind: 'run'; result: RunResult }
+  | { kind: 'detached'; pid: number }
+  | { kind: 'graduated'; graduation: Graduation };
+
+export interface OfficeHoursResult {
+  /** The context on the new `tutoring/...` branch. */
+  ctx: RunContext;
+  lessonId: number;
+  distilled: Distilled;
+  next: OfficeHoursNext;
+  exitCode: number;
+}
+
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? 'unknown';
+  }
+}
+
+/** The distillation with its call tracked, so a signal records it `interrupted` as a run's calls are. */
+async function distillTracked(
+  ctx: RunContext,
+  deps: RunDeps,
+  log: Log,
+  d: DistillOptions & Pick<OfficeHoursOptions, 'onInterrupt'>,
+): Promise<Distilled> {
+  const tracker = new CallTracker();
+  const tracked: RunDeps = { ...deps, agent: trackingAgent(deps.agent, tracker, () => deps.clock.now().getTime()) };
+  const { onInterrupt, ...opts } = d;
+  const unhook = recordOnAbort({ ctx, deps: tracked, tracker, runId: d.runId, signal: d.signal, onInterrupt });
+  try {
+    return await distill(ctx, tracked, log, opts);
+  } finally {
+    unhook();
+  }
+}
+
+/** The refusals, before anything starts: the note, the branch, the run's own checks, a live run, another detention. */
+async function preflight(deps: RunDeps, o: OfficeHoursOptions) {
+  const noteProblem = noteRefusal(o.note);
+  if (noteProblem) throw new UserError(noteProblem);
+  if (!o.root) throw new UserError('chalk office-hours works inside a git worktree: cd into the ticket worktree');
+  const branchProblem = officeHoursBranchRefusal(await deps.git.currentBranchName(o.root));
+  if (branchProblem) throw new UserError(branchProblem);
+  const detained = await resolveContext({ root: o.root, config: deps.config, env: deps.env, git: deps.git });
+  refuseLiveRun(detained.paths, detained.ticket);
+  const facts = readDetentionFacts(detained.paths.detention);
+  if (facts?.branch && facts.branch !== detained.branch) {
+    throw new UserError(
+      `the open detention of ${detained.ticket} is ${facts.branch}, not ${detained.branch}: git switch to it, commit your fix there, then run chalk office-hours again`,
+    );
+  }
+  return { detained, facts, note: (o.note ?? '').trim() };
+}
+
+/** Resolves the open lesson (opening one from the signature when the detention left no id); returns its id. */
+async function resolveLesson(
+  ctx: RunContext,
+  deps: RunDeps,
+  r: { lessonId: number | undefined; signature: string; note: string; distilled: Distilled },
+): Promise<number> {
+  const resolvedBy = (await deps.git.configGet(ctx.root, 'user.email'))?.trim() || osUser();
+  try {
+    const id =
+      r.lessonId ??
+      (await deps.store.lessons.open({ repo: ctx.repo, ticket: ctx.ticket, signature: r.signature, runId: null }));
+    await deps.store.lessons.resolve({
+      id,
+      resolution: r.note,
+      lesson: r.distilled.lesson,
+      resolvedBy,
+      scope: r.distilled.scope,
+    });
+    return id;
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw new UserError(`could not record the lesson (${why.split('\n')[0]}); no branch was changed, run it again`);
+  }
+}
+
+/** On the tutoring branch: the request when nothing is open (whatever CHALK_AUTO_MR says), else the run, here or detached. */
+async function continueTicket(
+  ctx: RunContext,
+  deps: RunDeps,
+  log: Log,
+  o: OfficeHoursOptions,
+): Promise<{ next: OfficeHoursNext; exitCode: number }> {
+  if (openCount(readFileSync(ctx.specPath, 'utf8')) === 0) {
+    const graduation = await graduate({ ctx, deps, log }, { reviewSummary: '', force: true });
+    return { next: { kind: 'graduated', graduation }, exitCode: 0 };
+  }
+  if (o.detach) {
+    const pid = (o.detachRun ?? detachRun)(ctx);
+    log.info(`running in the background (pid ${pid}); follow with: chalk logs ${ctx.ticket} -f`);
+    return { next: { kind: 'detached', pid }, exitCode: 0 };
+  }
+  const result = await runTicket(deps, {
+    root: ctx.root,
+    ctx,
+    signal: o.signal,
+    onInterrupt: o.onInterrupt,
+    atExit: o.atExit,
+  });
+  return { next: { kind: 'run', result }, exitCode: result.exitCode };
+}
+
+/**
+ * `chalk office-hours -m NOTE`: on a `detention/*` branch, after the person
+ * committed their fix (or nothing, when the fix was outside the repository).
+ * The note is distilled into a lesson (best effort), the open lesson resolved
+ * (note, lesson, scope, who; the store stamps when), then work goes on from
+ * the detention branch's HEAD on a new `tutoring/TICKET-<epoch>` branch: the
+ * loop resumes while checkpoints are open, else the request is opened
+ * whatever `CHALK_AUTO_MR` says. The detention branch stays as it was.
+ */
+export async function officeHours(deps: RunDeps, o: OfficeHoursOptions): Promise<OfficeHoursResult> {
+  const { detained, facts, note } = await preflight(deps, o);
+  const log = deps.log.child(`[${detained.ticket}] `);
+  const epoch = Math.floor(deps.clock.now().getTime() / 1000);
+  const runId = `${detained.ticket}-${epoch}`;
+  const signature = facts?.lesson ?? facts?.reason ?? `detained on ${detained.branch}`;
+  const distilled = await distillTracked(detained, deps, log, {
+    runId,
+    signature,
+    note,
+    signal: o.signal,
+    onInterrupt: o.onInterrupt,
+  });
+  const lessonId = await resolveLesson(detained, deps, { lessonId: facts?.lesson_id, signature, note, distilled });
+  log.info(lessonLine(distilled));
+
+  const existing = await deps.git.forEachRef(detained.root, ['refs/heads/tutoring/']).catch(() => []);
+  const tutoring = epochBranch('tutoring', { ticket: detained.ticket, epochSeconds: epoch, existing });
+  await deps.git.switchNewBranch(detained.root, tutoring);
+  log.info(`lesson recorded; continuing on ${tutoring}`);
+  const ctx = await resolveContext({ root: detained.root, config: deps.config, env: deps.env, git: deps.git });
+  return { ctx, lessonId, distilled, ...(await continueTicket(ctx, deps, log, o)) };
+}

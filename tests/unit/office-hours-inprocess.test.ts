@@ -1,0 +1,301 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { UserError } from '../../core/errors.js';
+import type { LoopKind } from '../../core/ports/agent.js';
+import { officeHours } from '../../core/run/office-hours.js';
+import { LESSON_MAX_CHARS } from '../../core/run/office-hours-rules.js';
+import { submitTicket } from '../../core/run/submit.js';
+import type { AgentStep } from '../../core/testing/index.js';
+import { createTestKernel, runTicket, ScriptedAgent, type TestKernel } from '../../core/testing/index.js';
+
+/**
+ * Office hours and submit in-process, through the testing kernel (temp-dir
+ * sandbox, scripted agent, memory store, recording forge), with real host git:
+ * a run detained by a stray file, the person's fix on the detention branch,
+ * the distiller's answer, the lesson resolved, the work continued on tutoring/.
+ */
+
+const TICKET = 'PROJ-1';
+const SPEC = `specs/${TICKET}.md`;
+const made: string[] = [];
+afterEach(() => {
+  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const spec = (ticked: boolean[]) =>
+  `# ${TICKET}: greet\n\n${ticked.map((t, i) => `- [${t ? 'x' : ' '}] step ${i + 1}`).join('\n')}\n`;
+
+interface Repo {
+  root: string;
+  env: NodeJS.ProcessEnv;
+  git(...args: string[]): string;
+}
+
+/** On chalk/PROJ-1 with its spec; the rubric fails while `stray.txt` exists. */
+function makeRepo(config: Record<string, string>, checkpoints: number): Repo {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), 'chalk-office-')));
+  made.push(base);
+  const root = join(base, 'shop');
+  const origin = join(base, 'origin.git');
+  mkdirSync(root);
+  const gitEnv = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: root, env: gitEnv, encoding: 'utf8' }).trim();
+  execFileSync('git', ['init', '--quiet', '--bare', origin]);
+  git('init', '--quiet', '-b', 'main');
+  git('config', 'user.name', 'Pat');
+  git('config', 'user.email', 'pat@example.com');
+  writeFileSync(
+    join(root, 'test.sh'),
+    'if [ -e stray.txt ]; then echo "FAIL stray.txt breaks the build"; exit 1; fi\n',
+  );
+  mkdirSync(join(root, '.chalk'));
+  writeFileSync(join(root, '.chalk', 'config'), 'CHALK_TEST_CMD=bash test.sh\n');
+  git('add', '-A');
+  git('commit', '--quiet', '-m', 'init');
+  git('remote', 'add', 'origin', origin);
+  git('push', '--quiet', 'origin', 'main');
+  git('checkout', '--quiet', '-b', `chalk/${TICKET}`);
+  mkdirSync(join(root, 'specs'));
+  writeFileSync(join(root, SPEC), spec(Array.from({ length: checkpoints }, () => false)));
+  git('add', '-A');
+  git('commit', '--quiet', '-m', 'spec');
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: base,
+    XDG_STATE_HOME: join(base, 'state'),
+    ANTHROPIC_API_KEY: 'sk-ant-test-not-a-key',
+    CHALK_SPEC_CHECK: 'false',
+    CHALK_MAX_RETRIES: '0',
+    ...config,
+  };
+  return { root, env, git };
+}
+
+/** Ticks the first `n` of `total` checkpoints, and leaves a stray file when `stray`. */
+const work =
+  (n: number, total: number, stray: boolean): AgentStep<LoopKind> =>
+  async (c) => {
+    if (stray) await c.write('stray.txt', 'left behind\n');
+    await c.write(SPEC, spec(Array.from({ length: total }, (_, i) => i < n)));
+    return { answer: { status: 'done', summary: `did ${n}` } };
+  };
+
+/** Runs the ticket to detention and switches to the detention branch, as the person does. */
+async function detainAndSwitch(repo: Repo, agent: ScriptedAgent): Promise<{ t: TestKernel; branch: string }> {
+  const t = await createTestKernel({ root: repo.root, env: repo.env, agent });
+  const r = await runTicket(t.deps(), { root: repo.root });
+  expect(r.exitCode, t.log.text()).toBe(3);
+  if (r.outcome.kind !== 'detained') throw new Error('not detained');
+  repo.git('switch', '--quiet', r.outcome.branch);
+  return { t, branch: r.outcome.branch };
+}
+
+const distillCalls = (agent: ScriptedAgent) => agent.calls.filter((c) => c.kind === 'distill');
+
+describe('office hours in-process', { timeout: 30_000 }, () => {
+  it('distils the fix, resolves the lesson, and resumes the loop on tutoring/ to a request', async () => {
+    const repo = makeRepo({ CHALK_DISTILL: 'true' }, 2);
+    const hostile = `When a stray \u001b[2J\u001b]0;pwned\u0007file breaks check.sh,\r\n delete it. ${'x'.repeat(3000)}`;
+    const agent = new ScriptedAgent()
+      .script('continue', work(1, 2, true), work(2, 2, false))
+      .script('distill', async (c) => {
+        // A distiller that tries to change the repository: nothing of its sandbox comes home.
+        await c.exec('echo evil > evil.txt && git add -A && git commit -qm "evil" && git branch -f main HEAD');
+        return { answer: { lesson: hostile, scope: 'repo' } };
+      })
+      .script('review', () => ({ answer: { verdict: 'pass', summary: 'ok', findings: [] } }));
+    const { t, branch } = await detainAndSwitch(repo, agent);
+    const parked = repo.git('rev-parse', branch);
+    repo.git('rm', '--quiet', 'stray.txt');
+    repo.git('commit', '--quiet', '-m', 'remove the stray file');
+    const fixed = repo.git('rev-parse', 'HEAD');
+
+    const r = await officeHours(t.deps(), { root: repo.root, note: 'stray.txt broke the rubric; removed it' });
+    expect(r.exitCode, t.log.text()).toBe(0);
+
+    // What the distiller was given: the failure, the note, the fix as host git saw it.
+    const [call] = distillCalls(agent);
+    expect(call?.prompt).toContain('<engineer_note>');
+    expect(call?.prompt).toContain('stray.txt broke the rubric; removed it');
+    expect(call?.prompt).toContain('FAIL stray.txt breaks the build');
+    expect(call?.prompt).toContain('1 commit since the detention');
+    expect(call?.prompt).toContain('-left behind');
+    // The lesson: cleaned (no control character, one line, capped) and scoped.
+    const lesson = t.store.tables.lessons[0];
+    expect(lesson).toMatchObject({ resolution: 'stray.txt broke the rubric; removed it', scope: 'repo' });
+    expect(lesson?.resolvedBy).toBe('pat@example.com');
+    expect(lesson?.resolvedAt).not.toBeNull();
+    expect(lesson?.lesson).toMatch(/^When a stray file breaks check\.sh, delete it\. x+…$/);
+    expect(lesson?.lesson?.length).toBe(LESSON_MAX_CHARS);
+    expect(t.log.text()).toContain('lesson, recalled in this repository only: When a stray file breaks');
+    expect(t.log.text()).not.toContain('\u001b');
+    // The distill call is recorded like the others.
+    expect(t.store.callsOf(TICKET).find((c) => c.kind === 'distill')).toMatchObject({ agentStatus: 'ok', loop: 0 });
+
+    // Work goes on from the detention branch's HEAD on tutoring/; the detention branch is as it was.
+    expect(r.ctx.branch).toMatch(new RegExp(`^tutoring/${TICKET}-\\d+$`));
+    expect(repo.git('rev-parse', branch)).toBe(fixed);
+    expect(repo.git('rev-parse', `${branch}~1`)).toBe(parked);
+    expect(repo.git('merge-base', '--is-ancestor', fixed, r.ctx.branch)).toBe('');
+    expect(repo.git('ls-tree', '-r', '--name-only', r.ctx.branch)).not.toContain('evil.txt');
+    expect(repo.git('log', '--format=%s', '--all')).not.toContain('evil');
+    expect(t.log.text()).toContain(`lesson recorded; continuing on ${r.ctx.branch}`);
+    expect(r.next.kind).toBe('run');
+    expect(t.forge.requests).toHaveLength(1);
+    expect(t.forge.requests[0]).toMatchObject({ branch: r.ctx.branch });
+    expect(t.forge.requests[0]?.body).toContain('Human interventions (office hours): 1');
+  });
+
+  it('with nothing committed tells the distiller so; a none answer keeps the note here only; nothing open opens the request anyway', async () => {
+    const repo = makeRepo({ CHALK_DISTILL: 'true', CHALK_AUTO_MR: 'false' }, 1);
+    const agent = new ScriptedAgent()
+      .script('continue', work(1, 1, true))
+      .script('distill', () => ({ answer: { lesson: '', scope: 'none' } }));
+    const { t } = await detainAndSwitch(repo, agent);
+    const r = await officeHours(t.deps(), { root: repo.root, note: 'the registry was down; nothing to change here' });
+    expect(r.exitCode, t.log.text()).toBe(0);
+    expect(distillCalls(agent)[0]?.prompt).toContain('Nothing in the repository changed since the detention');
+    expect(t.store.tables.lessons[0]).toMatchObject({ scope: 'none', lesson: null });
+    expect(t.log.text()).toContain('no lesson distilled');
+    expect(t.log.text()).toContain('recalled in this repository only');
+    expect(t.store.callsOf(TICKET).find((c) => c.kind === 'distill')?.agentStatus).toBe('none');
+    // CHALK_AUTO_MR=false, and still: a person asked, nothing is open.
+    expect(r.next.kind).toBe('graduated');
+    expect(t.forge.requests).toHaveLength(1);
+  });
+
+  it('with distillation off keeps the note as the fix for this repository, and a bad answer does the same', async () => {
+    const repo = makeRepo({ CHALK_DISTILL: 'false', CHALK_AUTO_MR: 'false' }, 1);
+    const agent = new ScriptedAgent().script('continue', work(1, 1, true));
+    const { t } = await detainAndSwitch(repo, agent);
+    await officeHours(t.deps(), { root: repo.root, note: 'fixed the image' });
+    expect(distillCalls(agent)).toEqual([]);
+    expect(t.store.tables.lessons[0]).toMatchObject({ scope: 'repo', lesson: null, resolution: 'fixed the image' });
+    expect(t.log.text()).toContain('no lesson distilled (CHALK_DISTILL is off)');
+
+    const repo2 = makeRepo({ CHALK_DISTILL: 'true', CHALK_AUTO_MR: 'false' }, 1);
+    const agent2 = new ScriptedAgent()
+      .script('continue', work(1, 1, true))
+      .script('distill', () => ({ answer: { lesson: 'x', scope: 'everywhere' } as never }));
+    const { t: t2 } = await detainAndSwitch(repo2, agent2);
+    await officeHours(t2.deps(), { root: repo2.root, note: 'n' });
+    expect(t2.store.tables.lessons[0]).toMatchObject({ scope: 'repo', lesson: null });
+    expect(t2.log.text()).toContain('no lesson distilled (the distiller gave no usable answer)');
+  });
+
+  it('--detach starts the resumed run in the background on the tutoring branch', async () => {
+    const repo = makeRepo({ CHALK_DISTILL: 'false' }, 2);
+    const agent = new ScriptedAgent().script('continue', work(1, 2, true));
+    const { t } = await detainAndSwitch(repo, agent);
+    const started: string[] = [];
+    const r = await officeHours(t.deps(), {
+      root: repo.root,
+      note: 'removed the stray file',
+      detach: true,
+      detachRun: (ctx) => {
+        started.push(ctx.branch);
+        return 4242;
+      },
+    });
+    expect(r.next).toEqual({ kind: 'detached', pid: 4242 });
+    expect(started).toEqual([r.ctx.branch]);
+    expect(r.ctx.branch).toMatch(/^tutoring\//);
+    expect(repo.git('rev-parse', '--abbrev-ref', 'HEAD')).toBe(r.ctx.branch);
+    expect(t.log.text()).toContain(`running in the background (pid 4242); follow with: chalk logs ${TICKET} -f`);
+    expect(agent.remaining()).toEqual({});
+  });
+
+  it('an interrupted distillation is recorded as such, and nothing is resolved or switched', async () => {
+    const repo = makeRepo({ CHALK_DISTILL: 'true' }, 1);
+    const controller = new AbortController();
+    const agent = new ScriptedAgent().script('continue', work(1, 1, true)).script('distill', (c) => {
+      controller.abort(new Error('interrupted by SIGINT'));
+      throw c.signal?.reason;
+    });
+    const { t, branch } = await detainAndSwitch(repo, agent);
+    const recorded: Promise<void>[] = [];
+    await expect(
+      officeHours(t.deps(), {
+        root: repo.root,
+        note: 'n',
+        signal: controller.signal,
+        onInterrupt: (p) => recorded.push(p),
+      }),
+    ).rejects.toThrow('interrupted by SIGINT');
+    await Promise.all(recorded);
+    expect(recorded).toHaveLength(1);
+    expect(
+      t.store
+        .callsOf(TICKET)
+        .filter((c) => c.kind === 'distill')
+        .map((c) => c.agentStatus),
+    ).toEqual(['interrupted']);
+    expect(t.store.tables.lessons[0]?.resolvedAt).toBeNull();
+    expect(repo.git('rev-parse', '--abbrev-ref', 'HEAD')).toBe(branch);
+    expect(t.sandbox.openSessions()).toEqual([]);
+  });
+
+  it('refuses off a detention branch, without a note, and with uncommitted changes, changing nothing', async () => {
+    const repo = makeRepo({}, 1);
+    const agent = new ScriptedAgent().script('continue', work(1, 1, true));
+    const { t, branch } = await detainAndSwitch(repo, agent);
+    const refusal = (note: string | undefined) =>
+      officeHours(t.deps(), { root: repo.root, note }).then(
+        () => 'accepted',
+        (e: unknown) => (e instanceof UserError ? e.message : `not a UserError: ${String(e)}`),
+      );
+    expect(await refusal('  ')).toMatch(/^a note is required: chalk office-hours -m/);
+    expect(await refusal(undefined)).toMatch(/^a note is required/);
+    writeFileSync(join(repo.root, 'wip.txt'), 'x');
+    expect(await refusal('n')).toMatch(/^uncommitted changes/);
+    rmSync(join(repo.root, 'wip.txt'));
+    repo.git('switch', '--quiet', `chalk/${TICKET}`);
+    expect(await refusal('n')).toMatch(
+      /^chalk office-hours runs on a detention\/\* branch \(this is 'chalk\/PROJ-1'\)/,
+    );
+    // Another detention branch than the one the ticket's detention record names.
+    repo.git('switch', '--quiet', '-c', 'detention/PROJ-1-1', branch);
+    expect(await refusal('n')).toBe(
+      `the open detention of ${TICKET} is ${branch}, not detention/PROJ-1-1: git switch to it, commit your fix there, then run chalk office-hours again`,
+    );
+    expect(t.store.tables.lessons[0]?.resolvedAt).toBeNull();
+    expect(repo.git('for-each-ref', '--format=%(refname:short)', 'refs/heads/tutoring/')).toBe('');
+    expect(repo.git('rev-parse', '--abbrev-ref', 'HEAD')).toBe('detention/PROJ-1-1');
+  });
+
+  it('with the detention record gone, opens a lesson from what it knows and resolves that', async () => {
+    const repo = makeRepo({ CHALK_DISTILL: 'false', CHALK_AUTO_MR: 'false' }, 1);
+    const agent = new ScriptedAgent().script('continue', work(1, 1, true));
+    const { t, branch } = await detainAndSwitch(repo, agent);
+    rmSync(join(repo.env.XDG_STATE_HOME as string), { recursive: true, force: true });
+    const r = await officeHours(t.deps(), { root: repo.root, note: 'fixed' });
+    expect(r.exitCode).toBe(0);
+    const [first, second] = t.store.tables.lessons;
+    expect(first?.resolvedAt).toBeNull();
+    expect(second).toMatchObject({
+      id: r.lessonId,
+      signature: `detained on ${branch}`,
+      resolution: 'fixed',
+      scope: 'repo',
+    });
+  });
+});
+
+describe('chalk submit in-process', { timeout: 30_000 }, () => {
+  it('refuses while checkpoints are open, then pushes and opens the request whatever CHALK_AUTO_MR says', async () => {
+    const repo = makeRepo({ CHALK_AUTO_MR: 'false' }, 2);
+    const t = await createTestKernel({ root: repo.root, env: repo.env });
+    await expect(submitTicket(t.deps(), { root: repo.root })).rejects.toThrow(
+      `${SPEC} has 2 open checkpoints; finish them (chalk run) or tick them, commit, then chalk submit`,
+    );
+    writeFileSync(join(repo.root, SPEC), spec([true, true]));
+    repo.git('commit', '--quiet', '-am', 'done by hand');
+    const g = await submitTicket(t.deps(), { root: repo.root });
+    expect(g.outcome).toBe('opened');
+    expect(t.forge.requests[0]).toMatchObject({ branch: `chalk/${TICKET}`, base: 'main' });
+    expect(repo.git('rev-parse', `origin/chalk/${TICKET}`)).toBe(repo.git('rev-parse', 'HEAD'));
+  });
+});
