@@ -8,12 +8,14 @@ import { alive, readPid } from '../process/pid.js';
  * its run directory (which `chalk status` reads to say `running`).
  */
 
+/** The refusal of a second run while one is alive. */
+export const activeRunError = (ticket: string, pid: number) =>
+  new UserError(`a run for ${ticket} is already active (pid ${pid})`);
+
 /** Refuses when another live process holds the ticket's pid file. */
 export function refuseLiveRun(paths: RunPaths, ticket: string, self = process.pid): void {
   const pid = readPid(paths.pid);
-  if (pid !== null && pid !== self && alive(pid)) {
-    throw new UserError(`a run for ${ticket} is already active (pid ${pid})`);
-  }
+  if (pid !== null && pid !== self && alive(pid)) throw activeRunError(ticket, pid);
 }
 
 export interface ClaimOptions {
