@@ -1,7 +1,7 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { UserError } from '../errors.js';
 import type { RunPaths } from '../layout.js';
-import { alive, readPid } from '../process/pid.js';
+import { livePid } from '../process/pid.js';
 import { unendedRun } from './run-record.js';
 
 const POLL_MS = 250;
@@ -34,8 +34,7 @@ export async function showLog(
   if (!existsSync(paths.runLog)) throw new UserError(`no background run log for ${ticket}`);
   let offset = readFrom(paths.runLog, 0, opts.write);
   for (;;) {
-    const pid = readPid(paths.pid);
-    const running = pid !== null && alive(pid);
+    const running = livePid(paths.pid) !== null;
     if (!opts.follow || opts.signal?.aborted) return running ? undefined : gone(paths, opts.write);
     await new Promise((r) => setTimeout(r, POLL_MS));
     offset = readFrom(paths.runLog, offset, opts.write);

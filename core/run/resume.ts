@@ -26,8 +26,9 @@ const RecordSchema = z.object({
   v: z.literal(RUN_RECORD_VERSION),
   /** `<TICKET>-<epoch>`, kept by every resume of the run. */
   runId: z.string().min(1).max(200),
-  /** The process that wrote the record last. */
+  /** The process that wrote the record last, and the machine's boot it ran in (null where unknown). */
   pid: z.number().int().positive(),
+  bootId: z.string().max(100).nullable(),
   startedAt: z.string(),
   updatedAt: z.string(),
   /** The run's ending (`graduated`, `detained`, `spec-blocked`), or null while it has none. */
@@ -61,12 +62,18 @@ export type ResumeCheck =
   /** A record without an ending whose process is gone: ask the store for its totals. */
   | { kind: 'unended'; record: RunRecord };
 
+/**
+ * Whether the record is a run to continue. Its process is alive only when the pid
+ * is (and is not this process) on the same boot: after a reboot the number may
+ * belong to anything.
+ */
 export function checkRecord(
   record: RunRecord | null,
-  o: { alive: (pid: number) => boolean; self: number },
+  o: { alive: (pid: number) => boolean; self: number; boot: string | null },
 ): ResumeCheck {
   if (!record || record.ended !== null) return { kind: 'fresh' };
-  if (record.pid !== o.self && o.alive(record.pid)) return { kind: 'live', pid: record.pid };
+  const sameBoot = record.bootId === null || o.boot === null || record.bootId === o.boot;
+  if (record.pid !== o.self && sameBoot && o.alive(record.pid)) return { kind: 'live', pid: record.pid };
   return { kind: 'unended', record };
 }
 
@@ -109,6 +116,7 @@ export const resumeLine = (r: Resume): string => `resuming after loop ${r.counts
 export function runRecord(o: {
   runId: string;
   pid: number;
+  bootId: string | null;
   startedAt: Date;
   now: Date;
   counts: LoopCounts;
@@ -118,6 +126,7 @@ export function runRecord(o: {
     v: RUN_RECORD_VERSION,
     runId: o.runId,
     pid: o.pid,
+    bootId: o.bootId,
     startedAt: o.startedAt.toISOString(),
     updatedAt: o.now.toISOString(),
     ended: o.ended ?? null,

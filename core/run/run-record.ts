@@ -3,7 +3,7 @@ import { UserError } from '../errors.js';
 import { writeHostFile } from '../fs/host-file.js';
 import type { RunPaths } from '../layout.js';
 import type { Log } from '../ports/log.js';
-import { alive } from '../process/pid.js';
+import { alive, bootId } from '../process/pid.js';
 import { activeRunError } from './claim.js';
 import type { RunContext } from './context.js';
 import type { RunDeps } from './deps.js';
@@ -31,7 +31,7 @@ export function readRunRecord(paths: Pick<RunPaths, 'record'>): RunRecord | null
 
 /** Whether the ticket's last run ended without an ending and its process is gone (`chalk status`, `chalk logs`). */
 export function unendedRun(paths: Pick<RunPaths, 'record'>, self = process.pid): boolean {
-  return checkRecord(readRunRecord(paths), { alive, self }).kind === 'unended';
+  return checkRecord(readRunRecord(paths), { alive, self, boot: bootId() }).kind === 'unended';
 }
 
 /** How a run starts: its id and the counts it starts from (a resume's, or none). */
@@ -58,7 +58,7 @@ export async function startOrResume(ctx: RunContext, deps: RunDeps, log: Log): P
     counts: countsOf(new LoopState()),
     resumed: false,
   };
-  const check = checkRecord(readRunRecord(ctx.paths), { alive, self: process.pid });
+  const check = checkRecord(readRunRecord(ctx.paths), { alive, self: process.pid, boot: bootId() });
   if (check.kind === 'live') throw activeRunError(ctx.ticket, check.pid);
   if (check.kind === 'fresh') return fresh;
   let totals: Awaited<ReturnType<RunDeps['store']['calls']['ofRun']>>;
@@ -90,6 +90,7 @@ export function saveRunRecord(
       runRecord({
         runId: o.start.id,
         pid: process.pid,
+        bootId: bootId(),
         startedAt: o.start.startedAt,
         now: o.now,
         counts: o.counts,

@@ -4,7 +4,7 @@ import { hostGitPort } from '../git/port.js';
 import { runPaths, runsDir } from '../layout.js';
 import type { HostGit } from '../ports/host-git.js';
 import type { Store, TicketSummary } from '../ports/store.js';
-import { alive, readPid } from '../process/pid.js';
+import { livePid } from '../process/pid.js';
 import { TICKET_RE } from '../repo/git.js';
 import { unendedRun } from '../run/run-record.js';
 
@@ -91,7 +91,6 @@ export async function ticketStatus(opts: {
   const rows: TicketStatus[] = [...tickets].map((ticket) => {
     const s = byTicket.get(ticket);
     const paths = runPaths(opts.repo, ticket, env);
-    const pid = readPid(paths.pid);
     const dirTime = dirs.get(ticket) ?? null;
     const dbTime = s?.lastActiveAt ?? null;
     const last = dirTime && dbTime ? new Date(Math.max(dirTime.getTime(), dbTime.getTime())) : (dirTime ?? dbTime);
@@ -100,7 +99,7 @@ export async function ticketStatus(opts: {
       ticket,
       // A run whose process is gone without an ending (killed, a reboot) is stopped, whatever its last row says.
       state:
-        pid !== null && alive(pid) ? 'running' : unendedRun(paths) ? 'stopped' : known ? (s?.state ?? 'new') : null,
+        livePid(paths.pid) !== null ? 'running' : unendedRun(paths) ? 'stopped' : known ? (s?.state ?? 'new') : null,
       loops: known ? (s?.loops ?? 0) : null,
       costUsd: known ? (s?.costUsd ?? 0) : null,
       fixes: known ? (s?.fixes ?? 0) : null,

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readPid } from '../../core/process/pid.js';
 import { STOPPED_NOTE } from '../../core/run/logs.js';
 import * as s from '../fakes/model-script.js';
 import {
@@ -108,7 +108,7 @@ describe.skipIf(!available)('chalk run resumes a killed run, end to end', { time
     expect(killed.signal, explain(killed)).toBe('SIGKILL');
     const green = sc.git('rev-parse', sc.branch);
     // No exit handler ran: the pid file is left, naming a dead process; status does not call that running.
-    expect(readFileSync(runDir(rig, sc).pid, 'utf8').trim()).toBe(String(pid));
+    expect(readPid(runDir(rig, sc).pid)).toBe(pid);
     expect(await ticketState(rig, sc)).toBe('stopped');
     const before = await rows(rig, sc);
     expect(before.map((r) => [r.loop, r.kind, r.agent_status])).toEqual([

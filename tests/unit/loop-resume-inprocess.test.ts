@@ -224,6 +224,7 @@ describe('resuming a run that ended without an ending', { timeout: 30_000 }, () 
           v: 1,
           runId: `${TICKET}-1`,
           pid: sleeper.pid,
+          bootId: null,
           startedAt: new Date().toISOString(),
           updatedAt: new Date().toISOString(),
           ended: null,

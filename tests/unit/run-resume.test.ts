@@ -7,6 +7,7 @@ const record = (o: Partial<RunRecord> = {}): RunRecord => ({
   ...runRecord({
     runId: 'SHOP-7-1700000000',
     pid: 4242,
+    bootId: 'boot-a',
     startedAt: new Date('2026-12-01T10:00:00Z'),
     now: new Date('2026-12-01T10:05:00Z'),
     counts,
@@ -19,7 +20,7 @@ const totals = (o: Partial<RunTotals> = {}): RunTotals => ({
   lastLoopProgressed: true,
   ...o,
 });
-const dead = { alive: () => false, self: 1 };
+const dead = { alive: () => false, self: 1, boot: 'boot-a' };
 
 describe('the run record', () => {
   it('round-trips through its text', () => {
@@ -49,10 +50,19 @@ describe('whether a run is resumed', () => {
 
   it('refuses while the process that wrote an unended record lives, unless it is this one', () => {
     const alive = (pid: number) => pid === 4242;
-    expect(checkRecord(record(), { alive, self: 1 })).toEqual({ kind: 'live', pid: 4242 });
-    expect(checkRecord(record(), { alive, self: 4242 }).kind).toBe('unended');
+    const boot = 'boot-a';
+    expect(checkRecord(record(), { alive, self: 1, boot })).toEqual({ kind: 'live', pid: 4242 });
+    expect(checkRecord(record(), { alive, self: 4242, boot }).kind).toBe('unended');
     // An ended record is never live, whoever holds the pid now.
-    expect(checkRecord(record({ ended: 'detained' }), { alive, self: 1 })).toEqual({ kind: 'fresh' });
+    expect(checkRecord(record({ ended: 'detained' }), { alive, self: 1, boot })).toEqual({ kind: 'fresh' });
+  });
+
+  it("after a reboot, a record's pid is dead whatever process has that number now", () => {
+    const alive = () => true;
+    expect(checkRecord(record(), { alive, self: 1, boot: 'boot-b' }).kind).toBe('unended');
+    // Where the boot is not known (no /proc), the pid is all there is to go on.
+    expect(checkRecord(record(), { alive, self: 1, boot: null }).kind).toBe('live');
+    expect(checkRecord(record({ bootId: null }), { alive, self: 1, boot: 'boot-b' }).kind).toBe('live');
   });
 
   it('continues an unended run whose process is gone: same run id, its counts and the store spend', () => {
