@@ -23,8 +23,9 @@ import {
  * the pid file and maybe the sandbox container stay behind) after its second
  * green loop, then `chalk run` again: it continues the same run from the
  * ticket branch's HEAD, says so with the spend the store recorded, numbers
- * its next loop 3 and counts the earlier loops against CHALK_MAX_LOOPS. The
- * same through `--detach`, with `chalk logs` and `chalk status` on the way.
+ * its next loop 3 and counts the earlier loops against CHALK_MAX_LOOPS. Then
+ * SIGTERM through `--detach` (the call in flight recorded `interrupted`), with
+ * `chalk logs` and `chalk status` on the way.
  */
 const available = await e2eAvailable();
 
@@ -155,7 +156,7 @@ describe.skipIf(!available)('chalk run resumes a killed run, end to end', { time
     sc.dispose();
   });
 
-  it('--detach: killed, chalk logs says so, and chalk run --detach resumes it to its request', async () => {
+  it('--detach and SIGTERM: the interrupted loop runs again, chalk logs says the run stopped, chalk run --detach resumes it to its request', async () => {
     const sc = makeScenario({ spec: specOf('SHOP-2', 2), ticket: 'SHOP-2' });
     const env = { CHALK_SPEC_CHECK: 'false', CHALK_REVIEW: 'false' };
     rig.script({ loops: [stepLoop(sc.ticket, 1), stuckInCall] });
@@ -163,8 +164,14 @@ describe.skipIf(!available)('chalk run resumes a killed run, end to end', { time
     expect(started.code, explain(started)).toBe(0);
     const pid = Number(/\(pid (\d+)\)/.exec(started.lines.join('\n'))?.[1]);
     await untilGreenAndNextCall(rig, sc, 1);
-    process.kill(pid, 'SIGKILL');
-    await pollFor(() => (alive(pid) ? undefined : true), { deadlineMs: 30_000, what: 'the killed run to be gone' });
+    process.kill(pid, 'SIGTERM');
+    await pollFor(() => (alive(pid) ? undefined : true), { deadlineMs: 60_000, what: 'the stopped run to be gone' });
+    // SIGTERM: the call in flight is recorded interrupted, the sandbox removed.
+    expect((await rows(rig, sc)).map((x) => [x.loop, x.agent_status])).toEqual([
+      [1, 'ok'],
+      [2, 'interrupted'],
+    ]);
+    expect(await containers(sc)).toEqual([]);
     expect(await ticketState(rig, sc)).toBe('stopped');
     const logs = await chalk(rig, sc, ['logs', sc.ticket]);
     expect(logs.code, explain(logs)).toBe(0);
@@ -184,7 +191,13 @@ describe.skipIf(!available)('chalk run resumes a killed run, end to end', { time
     expect(log.lines).toContain('loop 2 (continue) started');
     expect(log.lines).toContain('request opened: https://github.com/acme/shop/pull/7');
     expect(log.stdout).not.toContain(STOPPED_NOTE);
-    expect((await rows(rig, sc)).map((x) => x.loop)).toEqual([1, 2]);
+    const after = await rows(rig, sc);
+    expect(after.map((x) => [x.loop, x.agent_status])).toEqual([
+      [1, 'ok'],
+      [2, 'interrupted'],
+      [2, 'ok'],
+    ]);
+    expect(new Set(after.map((x) => x.run_id)).size).toBe(1);
     expect(await ticketState(rig, sc)).toBe('submitted');
     expect(await containers(sc)).toEqual([]);
     sc.dispose();
