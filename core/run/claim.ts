@@ -8,14 +8,10 @@ import { livePid, pidFileText, readPid } from '../process/pid.js';
  * its run directory (which `chalk status` reads to say `running`).
  */
 
-/** The refusal of a second run while one is alive. */
-export const activeRunError = (ticket: string, pid: number) =>
-  new UserError(`a run for ${ticket} is already active (pid ${pid})`);
-
 /** Refuses when another live process holds the ticket's pid file. */
 export function refuseLiveRun(paths: RunPaths, ticket: string, self = process.pid): void {
   const pid = livePid(paths.pid);
-  if (pid !== null && pid !== self) throw activeRunError(ticket, pid);
+  if (pid !== null && pid !== self) throw new UserError(`a run for ${ticket} is already active (pid ${pid})`);
 }
 
 export interface ClaimOptions {

@@ -8,8 +8,9 @@ import { usd } from './record.js';
  * (`runs/<TICKET>/run.json`, core/layout.ts) when it starts and after every
  * loop, and marks it ended when it graduates, is detained or is spec-blocked.
  * A run killed by SIGKILL or a reboot runs no exit handler, so what it leaves
- * is a record that never ended and a pid that is gone; a run stopped by
- * SIGINT/SIGTERM leaves the same (its in-flight call recorded `interrupted`).
+ * is a record that never ended (and a pid file naming a dead process); a run
+ * stopped by SIGINT/SIGTERM leaves the same (its in-flight call recorded
+ * `interrupted`), and so does one that stopped on an error (a push refused).
  * The next `chalk run` of that ticket continues it: same run id, the loop
  * numbers go on, the loop counts carry into CHALK_MAX_LOOPS and
  * CHALK_MAX_RETRIES, and the spend so far (the store's rows of that run id:
@@ -26,9 +27,6 @@ const RecordSchema = z.object({
   v: z.literal(RUN_RECORD_VERSION),
   /** `<TICKET>-<epoch>`, kept by every resume of the run. */
   runId: z.string().min(1).max(200),
-  /** The process that wrote the record last, and the machine's boot it ran in (null where unknown). */
-  pid: z.number().int().positive(),
-  bootId: z.string().max(100).nullable(),
   startedAt: z.string(),
   updatedAt: z.string(),
   /** The run's ending (`graduated`, `detained`, `spec-blocked`), or null while it has none. */
@@ -57,23 +55,17 @@ export function parseRecord(text: string | null): RunRecord | null {
 export type ResumeCheck =
   /** No record, a record that ended, or nothing to continue: loop 1 of a new run. */
   | { kind: 'fresh' }
-  /** The record's process is still running (not this one): refused like a live claim. */
-  | { kind: 'live'; pid: number }
-  /** A record without an ending whose process is gone: ask the store for its totals. */
+  /** A record without an ending: ask the store for its run's totals. */
   | { kind: 'unended'; record: RunRecord };
 
 /**
- * Whether the record is a run to continue. Its process is alive only when the pid
- * is (and is not this process) on the same boot: after a reboot the number may
- * belong to anything.
+ * Whether the record is a run to continue. Asked only once this process holds
+ * the ticket's claim (claim.ts: a live run's pid file refuses a second run, so
+ * a run that is alive is never resumed), or, by `chalk status` and `chalk logs`,
+ * once the pid file names no live process.
  */
-export function checkRecord(
-  record: RunRecord | null,
-  o: { alive: (pid: number) => boolean; self: number; boot: string | null },
-): ResumeCheck {
+export function checkRecord(record: RunRecord | null): ResumeCheck {
   if (!record || record.ended !== null) return { kind: 'fresh' };
-  const sameBoot = record.bootId === null || o.boot === null || record.bootId === o.boot;
-  if (record.pid !== o.self && sameBoot && o.alive(record.pid)) return { kind: 'live', pid: record.pid };
   return { kind: 'unended', record };
 }
 
@@ -115,8 +107,6 @@ export const resumeLine = (r: Resume): string => `resuming after loop ${r.counts
 /** The record as a run writes it: at its start and after every loop (ended null), and at its ending. */
 export function runRecord(o: {
   runId: string;
-  pid: number;
-  bootId: string | null;
   startedAt: Date;
   now: Date;
   counts: LoopCounts;
@@ -125,8 +115,6 @@ export function runRecord(o: {
   return {
     v: RUN_RECORD_VERSION,
     runId: o.runId,
-    pid: o.pid,
-    bootId: o.bootId,
     startedAt: o.startedAt.toISOString(),
     updatedAt: o.now.toISOString(),
     ended: o.ended ?? null,

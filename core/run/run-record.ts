@@ -3,8 +3,6 @@ import { UserError } from '../errors.js';
 import { writeHostFile } from '../fs/host-file.js';
 import type { RunPaths } from '../layout.js';
 import type { Log } from '../ports/log.js';
-import { alive, bootId } from '../process/pid.js';
-import { activeRunError } from './claim.js';
 import type { RunContext } from './context.js';
 import type { RunDeps } from './deps.js';
 import { countsOf, type LoopCounts, LoopState } from './policy.js';
@@ -29,9 +27,9 @@ export function readRunRecord(paths: Pick<RunPaths, 'record'>): RunRecord | null
   }
 }
 
-/** Whether the ticket's last run ended without an ending and its process is gone (`chalk status`, `chalk logs`). */
-export function unendedRun(paths: Pick<RunPaths, 'record'>, self = process.pid): boolean {
-  return checkRecord(readRunRecord(paths), { alive, self, boot: bootId() }).kind === 'unended';
+/** Whether the ticket's last run has no ending (`chalk status` and `chalk logs` ask once its pid file names no live process). */
+export function unendedRun(paths: Pick<RunPaths, 'record'>): boolean {
+  return checkRecord(readRunRecord(paths)).kind === 'unended';
 }
 
 /** How a run starts: its id and the counts it starts from (a resume's, or none). */
@@ -45,8 +43,8 @@ export interface RunStart {
 /**
  * Reads the record; when the last run of the ticket ended without an ending,
  * asks the store what it did and continues it (logging `resuming after loop N
- * ($X spent)`, the run's first line); else a new run. A record whose process
- * is alive is refused like a live claim. The store is only asked for an
+ * ($X spent)`, the run's first line); else a new run. Called once the claim
+ * is held (a live run was refused there). The store is only asked for an
  * unended record, so a fresh run starts the database and the image side by
  * side as before.
  */
@@ -58,8 +56,7 @@ export async function startOrResume(ctx: RunContext, deps: RunDeps, log: Log): P
     counts: countsOf(new LoopState()),
     resumed: false,
   };
-  const check = checkRecord(readRunRecord(ctx.paths), { alive, self: process.pid, boot: bootId() });
-  if (check.kind === 'live') throw activeRunError(ctx.ticket, check.pid);
+  const check = checkRecord(readRunRecord(ctx.paths));
   if (check.kind === 'fresh') return fresh;
   let totals: Awaited<ReturnType<RunDeps['store']['calls']['ofRun']>>;
   try {
@@ -89,8 +86,6 @@ export function saveRunRecord(
     `${JSON.stringify(
       runRecord({
         runId: o.start.id,
-        pid: process.pid,
-        bootId: bootId(),
         startedAt: o.start.startedAt,
         now: o.now,
         counts: o.counts,

@@ -212,34 +212,26 @@ describe('resuming a run that ended without an ending', { timeout: 30_000 }, () 
     expect(new Set(rows.map((c) => c.runId)).size).toBe(2);
   });
 
-  it('refuses while the process named in an unended record is alive', async () => {
+  it('refuses while the run is alive (its claim), and resumes it once it is gone', async () => {
     const repo = makeRepo({}, 2);
     const m = machine();
+    const first = await runOnce(repo, m, new ScriptedAgent().script('continue', doSteps(1, 2), killed));
+    await expect(first.result).rejects.toThrow('killed');
+    // Another process holds the ticket: as if the killed run were still running.
     const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
     try {
-      mkdirSync(repo.paths.dir, { recursive: true });
-      writeFileSync(
-        repo.paths.record,
-        JSON.stringify({
-          v: 1,
-          runId: `${TICKET}-1`,
-          pid: sleeper.pid,
-          bootId: null,
-          startedAt: new Date().toISOString(),
-          updatedAt: new Date().toISOString(),
-          ended: null,
-          loops: 1,
-          failures: 0,
-          guarded: 0,
-          failedReviews: 0,
-        }),
-      );
+      writeFileSync(repo.paths.pid, `${sleeper.pid}\n`);
       const agent = new ScriptedAgent();
       const { result } = await runOnce(repo, m, agent);
       await expect(result).rejects.toThrow(`a run for ${TICKET} is already active (pid ${sleeper.pid})`);
       expect(agent.calls).toEqual([]);
+      expect(record(repo)).toMatchObject({ ended: null, loops: 1 });
     } finally {
       sleeper.kill('SIGKILL');
+      await new Promise((r) => sleeper.once('exit', r));
     }
+    const second = await runOnce(repo, m, new ScriptedAgent().script('continue', doSteps(2, 2)));
+    expect((await second.result).outcome.kind, m.log.text()).toBe('graduated');
+    expect(lines(m)[0]).toBe('resuming after loop 1 ($0.25 spent)');
   });
 });

@@ -65,8 +65,6 @@ describe('chalk logs', () => {
       JSON.stringify(
         runRecord({
           runId: 'SHOP-7-1',
-          pid: child.pid ?? 1,
-          bootId: null,
           startedAt: new Date(),
           now: new Date(),
           counts: { loop: 2, failures: 0, guarded: 0, failedReviews: 0 },

@@ -6,8 +6,6 @@ const counts = { loop: 2, failures: 0, guarded: 0, failedReviews: 0 };
 const record = (o: Partial<RunRecord> = {}): RunRecord => ({
   ...runRecord({
     runId: 'SHOP-7-1700000000',
-    pid: 4242,
-    bootId: 'boot-a',
     startedAt: new Date('2026-12-01T10:00:00Z'),
     now: new Date('2026-12-01T10:05:00Z'),
     counts,
@@ -20,7 +18,6 @@ const totals = (o: Partial<RunTotals> = {}): RunTotals => ({
   lastLoopProgressed: true,
   ...o,
 });
-const dead = { alive: () => false, self: 1, boot: 'boot-a' };
 
 describe('the run record', () => {
   it('round-trips through its text', () => {
@@ -35,38 +32,21 @@ describe('the run record', () => {
     expect(parseRecord(JSON.stringify({ ...record(), v: 2 }))).toBeNull();
     expect(parseRecord(JSON.stringify({ ...record(), loops: -1 }))).toBeNull();
     expect(parseRecord(JSON.stringify({ ...record(), loops: 1.5 }))).toBeNull();
-    expect(parseRecord(JSON.stringify({ ...record(), pid: 0 }))).toBeNull();
+    expect(parseRecord(JSON.stringify({ ...record(), ended: '' }))).toBeNull();
     expect(parseRecord(JSON.stringify({ ...record(), runId: '' }))).toBeNull();
   });
 });
 
 describe('whether a run is resumed', () => {
   it('starts fresh with no record, or after a run that ended (graduated, detained, spec-blocked)', () => {
-    expect(checkRecord(null, dead)).toEqual({ kind: 'fresh' });
+    expect(checkRecord(null)).toEqual({ kind: 'fresh' });
     for (const ended of ['graduated', 'detained', 'spec-blocked']) {
-      expect(checkRecord(record({ ended }), dead)).toEqual({ kind: 'fresh' });
+      expect(checkRecord(record({ ended }))).toEqual({ kind: 'fresh' });
     }
   });
 
-  it('refuses while the process that wrote an unended record lives, unless it is this one', () => {
-    const alive = (pid: number) => pid === 4242;
-    const boot = 'boot-a';
-    expect(checkRecord(record(), { alive, self: 1, boot })).toEqual({ kind: 'live', pid: 4242 });
-    expect(checkRecord(record(), { alive, self: 4242, boot }).kind).toBe('unended');
-    // An ended record is never live, whoever holds the pid now.
-    expect(checkRecord(record({ ended: 'detained' }), { alive, self: 1, boot })).toEqual({ kind: 'fresh' });
-  });
-
-  it("after a reboot, a record's pid is dead whatever process has that number now", () => {
-    const alive = () => true;
-    expect(checkRecord(record(), { alive, self: 1, boot: 'boot-b' }).kind).toBe('unended');
-    // Where the boot is not known (no /proc), the pid is all there is to go on.
-    expect(checkRecord(record(), { alive, self: 1, boot: null }).kind).toBe('live');
-    expect(checkRecord(record({ bootId: null }), { alive, self: 1, boot: 'boot-b' }).kind).toBe('live');
-  });
-
-  it('continues an unended run whose process is gone: same run id, its counts and the store spend', () => {
-    const check = checkRecord(record({ failures: 1, guarded: 1, failedReviews: 1 }), dead);
+  it('continues an unended run: same run id, its counts and the store spend', () => {
+    const check = checkRecord(record({ failures: 1, guarded: 1, failedReviews: 1 }));
     if (check.kind !== 'unended') throw new Error(check.kind);
     const r = resumeFrom(check.record, totals({ spentUsd: 1.234, lastLoopProgressed: false }));
     expect(r).toEqual({
