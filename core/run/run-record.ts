@@ -2,6 +2,7 @@ import { lstatSync, readFileSync } from 'node:fs';
 import { UserError } from '../errors.js';
 import { writeHostFile } from '../fs/host-file.js';
 import type { RunPaths } from '../layout.js';
+import type { Clock } from '../ports/clock.js';
 import type { Log } from '../ports/log.js';
 import type { RunContext } from './context.js';
 import type { RunDeps } from './deps.js';
@@ -76,21 +77,21 @@ export async function startOrResume(ctx: RunContext, deps: RunDeps, log: Log): P
   };
 }
 
-/** Writes the record: the run so far (`ended` null), or its ending. */
-export function saveRunRecord(
-  paths: Pick<RunPaths, 'record'>,
-  o: { start: RunStart; counts: LoopCounts; now: Date; ended?: string },
-): void {
-  writeHostFile(
-    paths.record,
-    `${JSON.stringify(
-      runRecord({
-        runId: o.start.id,
-        startedAt: o.start.startedAt,
-        now: o.now,
-        counts: o.counts,
-        ended: o.ended ?? null,
-      }),
-    )}\n`,
-  );
+/** Writes the run's record: what it has done so far, and its ending. */
+export interface RunRecorder {
+  /** After a loop (or a failed review): the counts so far, the run still without an ending. */
+  progress(counts: LoopCounts): void;
+  /** The run's ending (`graduated`, `detained`, `spec-blocked`): the next run starts fresh. */
+  end(ending: string, counts: LoopCounts): void;
+}
+
+/** Writes the start record (the run so far: none, or the resumed run's counts) and returns the recorder. */
+export function recordRun(paths: Pick<RunPaths, 'record'>, start: RunStart, clock: Pick<Clock, 'now'>): RunRecorder {
+  const write = (counts: LoopCounts, ended: string | null) =>
+    writeHostFile(
+      paths.record,
+      `${JSON.stringify(runRecord({ runId: start.id, startedAt: start.startedAt, now: clock.now(), counts, ended }))}\n`,
+    );
+  write(start.counts, null);
+  return { progress: (counts) => write(counts, null), end: (ending, counts) => write(counts, ending) };
 }

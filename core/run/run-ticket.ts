@@ -14,7 +14,7 @@ import { type LoopResult, runLoop } from './loop-step.js';
 import { afterFailedReview, afterLoop, chooseMode, countsOf, guardFeedback, reviewDue, startLoop } from './policy.js';
 import { finalReview, type ReviewOutcome } from './review.js';
 import { newRun, type Run } from './run.js';
-import { type RunStart, saveRunRecord, startOrResume } from './run-record.js';
+import { type RunRecorder, recordRun, startOrResume } from './run-record.js';
 import { openSandbox, runSetup, startServices } from './session.js';
 import { specCheck } from './spec-check.js';
 
@@ -80,25 +80,23 @@ export async function runTicket(given: RunDeps, opts: RunTicketOptions): Promise
     // A run that ended without an ending (killed, interrupted) is continued: run-record.ts, resume.ts.
     const start = await startOrResume(ctx, deps, log);
     const { id } = start;
-    const ended = (kind: RunOutcome['kind']) =>
-      saveRunRecord(ctx.paths, { start, counts: start.counts, now: deps.clock.now(), ended: kind });
-    saveRunRecord(ctx.paths, { start, counts: start.counts, now: deps.clock.now() });
+    const record = recordRun(ctx.paths, start, deps.clock);
     await startServices(deps, log);
     const opened = await openSandbox(ctx, deps, log, { runId: id });
     session = opened.session;
     unhook = recordOnAbort({ ctx, deps, tracker, runId: id, signal: opts.signal, onInterrupt: opts.onInterrupt });
-    const base = opened.base;
+    const { base } = opened;
     const run = newRun({ ctx, deps, session, log, id, signal: opts.signal, tracker, base, counts: start.counts });
     await runSetup(ctx, session, deps, log);
     if (deps.config.bool('CHALK_SPEC_CHECK')) {
       const check = await specCheck(ctx, deps, session, log, { runId: id, signal: opts.signal });
       if (check === 'fail') {
-        ended('spec-blocked');
+        record.end('spec-blocked', start.counts);
         return { ctx, outcome: { kind: 'spec-blocked' }, exitCode: SPEC_BLOCKED_EXIT };
       }
     }
-    const outcome = await loops(run, start);
-    saveRunRecord(ctx.paths, { start, counts: countsOf(run.state), now: deps.clock.now(), ended: outcome.kind });
+    const outcome = await loops(run, record);
+    record.end(outcome.kind, countsOf(run.state));
     const exitCode = outcome.kind === 'detained' ? DETENTION_EXIT : 0;
     return { ctx, outcome, exitCode };
   } finally {
@@ -114,10 +112,10 @@ async function park(run: Run, d: DetainInput): Promise<RunOutcome> {
 }
 
 /** The loops, the final review when every checkpoint is ticked, then graduation or detention. */
-async function loops(run: Run, start: RunStart): Promise<RunOutcome> {
+async function loops(run: Run, record: RunRecorder): Promise<RunOutcome> {
   const { state, limits } = run;
   // What the run has done so far, for a resume if it is killed (run-record.ts).
-  const progress = () => saveRunRecord(run.ctx.paths, { start, counts: countsOf(state), now: run.deps.clock.now() });
+  const progress = () => record.progress(countsOf(state));
   for (;;) {
     progress();
     const open = openCount(readFileSync(run.ctx.specPath, 'utf8'));
