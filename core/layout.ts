@@ -15,6 +15,7 @@ import { join } from 'node:path';
  *   db/                              the embedded store (core/store/embedded/paths.ts)
  *   <repo>/runs/<TICKET>/
  *     pid                            live run pid
+ *     run.json                       the run record: run id, pid, loops so far, whether it ended (core/run/resume.ts)
  *     run.log                        output of a --detach run
  *     io/                            wiped at every run start
  *       system.md, prompt.md         system prompt, last loop's prompt
@@ -56,6 +57,8 @@ export function runsDir(repo: string, env: NodeJS.ProcessEnv = process.env): str
 export interface RunPaths {
   dir: string;
   pid: string;
+  /** The run record (core/run/resume.ts): what a run that ended without an ending had done. Not in io/: it outlives the next start. */
+  record: string;
   runLog: string;
   io: string;
   systemPrompt: string;
@@ -78,6 +81,7 @@ export function runPaths(repo: string, ticket: string, env: NodeJS.ProcessEnv = 
   return {
     dir,
     pid: join(dir, 'pid'),
+    record: join(dir, 'run.json'),
     runLog: join(dir, 'run.log'),
     io,
     systemPrompt: join(io, 'system.md'),

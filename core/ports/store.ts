@@ -46,6 +46,16 @@ export interface CallRecord {
   flakyTests?: string[] | null;
 }
 
+/** What one run id's rows add up to (a resumed run's spend and loops so far). */
+export interface RunTotals {
+  /** Cost of every call of the run, in US dollars. */
+  spentUsd: number;
+  /** The highest loop number of a finished loop call (continue, retry, fix-review; `interrupted` ones left out); 0 when none. */
+  lastLoop: number;
+  /** Whether that loop progressed; null when there is none. */
+  lastLoopProgressed: boolean | null;
+}
+
 export type EventKind = 'detention' | 'submitted' | 'spec_blocked' | 'ready';
 
 export interface LessonOpen {
@@ -160,6 +170,8 @@ export interface Store {
   calls: {
     /** Returns the new row's id. */
     record(call: CallRecord): Promise<number>;
+    /** The totals of one run id's rows in a repository. */
+    ofRun(repo: string, runId: string): Promise<RunTotals>;
   };
   events: {
     record(repo: string, ticket: string, kind: EventKind): Promise<void>;

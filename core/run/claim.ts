@@ -1,7 +1,7 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { UserError } from '../errors.js';
 import type { RunPaths } from '../layout.js';
-import { alive, readPid } from '../process/pid.js';
+import { livePid, pidFileText, readPid } from '../process/pid.js';
 
 /**
  * The claim on a ticket: one live run per ticket, known by the pid file in
@@ -10,10 +10,8 @@ import { alive, readPid } from '../process/pid.js';
 
 /** Refuses when another live process holds the ticket's pid file. */
 export function refuseLiveRun(paths: RunPaths, ticket: string, self = process.pid): void {
-  const pid = readPid(paths.pid);
-  if (pid !== null && pid !== self && alive(pid)) {
-    throw new UserError(`a run for ${ticket} is already active (pid ${pid})`);
-  }
+  const pid = livePid(paths.pid);
+  if (pid !== null && pid !== self) throw new UserError(`a run for ${ticket} is already active (pid ${pid})`);
 }
 
 export interface ClaimOptions {
@@ -36,12 +34,12 @@ export function claim(paths: RunPaths, ticket: string, o: ClaimOptions = {}): ()
   const self = o.self ?? process.pid;
   refuseLiveRun(paths, ticket, self);
   mkdirSync(paths.dir, { recursive: true });
-  writeFileSync(paths.pid, `${self}\n`);
+  writeFileSync(paths.pid, pidFileText(self));
   rmSync(paths.io, { recursive: true, force: true });
   mkdirSync(paths.io, { recursive: true });
   const release = () => {
     try {
-      if (readFileSync(paths.pid, 'utf8').trim() === String(self)) rmSync(paths.pid, { force: true });
+      if (readPid(paths.pid) === self) rmSync(paths.pid, { force: true });
     } catch {
       // already gone
     }

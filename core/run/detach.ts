@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { pidFileText } from '../process/pid.js';
 import { refuseLiveRun } from './claim.js';
 import type { RunContext } from './context.js';
 
@@ -26,7 +27,7 @@ export function detachRun(
     });
     const pid = child.pid;
     if (pid === undefined) throw new Error('could not start the background run');
-    writeFileSync(ctx.paths.pid, `${pid}\n`);
+    writeFileSync(ctx.paths.pid, pidFileText(pid));
     child.unref();
     return pid;
   } finally {

@@ -1,7 +1,8 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { UserError } from '../errors.js';
 import type { RunPaths } from '../layout.js';
-import { alive, readPid } from '../process/pid.js';
+import { livePid } from '../process/pid.js';
+import { unendedRun } from './run-record.js';
 
 const POLL_MS = 250;
 
@@ -22,6 +23,8 @@ function readFrom(path: string, offset: number, write: (s: string) => void): num
 /**
  * `chalk logs TICKET [-f]`: prints a detached run's log; with `follow`, keeps
  * printing what is added until the run's process is gone (or the signal aborts).
+ * A run that is over without an ending (killed: its log just stops) gets one
+ * line saying so and that `chalk run` resumes it.
  */
 export async function showLog(
   paths: RunPaths,
@@ -30,13 +33,20 @@ export async function showLog(
 ): Promise<void> {
   if (!existsSync(paths.runLog)) throw new UserError(`no background run log for ${ticket}`);
   let offset = readFrom(paths.runLog, 0, opts.write);
-  if (!opts.follow) return;
   for (;;) {
-    if (opts.signal?.aborted) return;
-    const pid = readPid(paths.pid);
-    const running = pid !== null && alive(pid);
+    const running = livePid(paths.pid) !== null;
+    if (!opts.follow || opts.signal?.aborted) return running ? undefined : gone(paths, opts.write);
     await new Promise((r) => setTimeout(r, POLL_MS));
     offset = readFrom(paths.runLog, offset, opts.write);
-    if (!running) return;
+    if (!running) return gone(paths, opts.write);
   }
 }
+
+/** After the log of a run that is over: says so when it ended without an ending (its log stops mid-run). */
+function gone(paths: RunPaths, write: (s: string) => void): void {
+  if (unendedRun(paths)) write(STOPPED_NOTE);
+}
+
+/** What `chalk logs` adds after the log of a run whose process is gone without an ending. */
+export const STOPPED_NOTE =
+  'chalk: this run stopped without an ending (killed or interrupted; its process is gone); chalk run resumes it\n';

@@ -44,6 +44,17 @@ export class LoopState {
   guarded = 0;
 }
 
+/** The counts that carry over when a run is resumed (resume.ts): what the limits are measured on. */
+export type LoopCounts = Pick<LoopState, 'loop' | 'failures' | 'guarded' | 'failedReviews'>;
+
+/** The counts of a state, to record. */
+export const countsOf = (s: LoopState): LoopCounts => ({
+  loop: s.loop,
+  failures: s.failures,
+  guarded: s.guarded,
+  failedReviews: s.failedReviews,
+});
+
 /** The guarded loop that detains the run: the second one, unless CHALK_MAX_RETRIES runs out first. */
 export const GUARDED_LOOPS_DETAIN = 2;
 

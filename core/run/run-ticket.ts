@@ -11,9 +11,10 @@ import { DETENTION_KINDS, type DetentionKind, reasons } from './detention-reason
 import { graduate } from './graduation.js';
 import { CallTracker, recordOnAbort, trackingAgent } from './interrupt.js';
 import { type LoopResult, runLoop } from './loop-step.js';
-import { afterFailedReview, afterLoop, chooseMode, guardFeedback, reviewDue, startLoop } from './policy.js';
+import { afterFailedReview, afterLoop, chooseMode, countsOf, guardFeedback, reviewDue, startLoop } from './policy.js';
 import { finalReview, type ReviewOutcome } from './review.js';
 import { newRun, type Run } from './run.js';
+import { type RunRecorder, recordRun, startOrResume } from './run-record.js';
 import { openSandbox, runSetup, startServices } from './session.js';
 import { specCheck } from './spec-check.js';
 
@@ -73,21 +74,29 @@ export async function runTicket(given: RunDeps, opts: RunTicketOptions): Promise
   const deps: RunDeps = { ...given, agent: trackingAgent(given.agent, tracker, () => given.clock.now().getTime()) };
   const log = deps.log.child(`[${ctx.ticket}] `);
   const release = claim(ctx.paths, ctx.ticket, opts.atExit ? { atExit: opts.atExit } : {});
-  const id = `${ctx.ticket}-${Math.floor(deps.clock.now().getTime() / 1000)}`;
   let session: SandboxSession | null = null;
   let unhook = () => {};
   try {
+    // A run that ended without an ending (killed, interrupted) is continued: run-record.ts, resume.ts.
+    const start = await startOrResume(ctx, deps, log);
+    const { id } = start;
+    const record = recordRun(ctx.paths, start, deps.clock);
     await startServices(deps, log);
     const opened = await openSandbox(ctx, deps, log, { runId: id });
     session = opened.session;
     unhook = recordOnAbort({ ctx, deps, tracker, runId: id, signal: opts.signal, onInterrupt: opts.onInterrupt });
-    const run = newRun({ ctx, deps, session, log, id, signal: opts.signal, tracker, base: opened.base });
+    const { base } = opened;
+    const run = newRun({ ctx, deps, session, log, id, signal: opts.signal, tracker, base, counts: start.counts });
     await runSetup(ctx, session, deps, log);
     if (deps.config.bool('CHALK_SPEC_CHECK')) {
       const check = await specCheck(ctx, deps, session, log, { runId: id, signal: opts.signal });
-      if (check === 'fail') return { ctx, outcome: { kind: 'spec-blocked' }, exitCode: SPEC_BLOCKED_EXIT };
+      if (check === 'fail') {
+        record.end('spec-blocked', start.counts);
+        return { ctx, outcome: { kind: 'spec-blocked' }, exitCode: SPEC_BLOCKED_EXIT };
+      }
     }
-    const outcome = await loops(run);
+    const outcome = await loops(run, record);
+    record.end(outcome.kind, countsOf(run.state));
     const exitCode = outcome.kind === 'detained' ? DETENTION_EXIT : 0;
     return { ctx, outcome, exitCode };
   } finally {
@@ -103,9 +112,12 @@ async function park(run: Run, d: DetainInput): Promise<RunOutcome> {
 }
 
 /** The loops, the final review when every checkpoint is ticked, then graduation or detention. */
-async function loops(run: Run): Promise<RunOutcome> {
+async function loops(run: Run, record: RunRecorder): Promise<RunOutcome> {
   const { state, limits } = run;
+  // What the run has done so far, for a resume if it is killed (run-record.ts).
+  const progress = () => record.progress(countsOf(state));
   for (;;) {
+    progress();
     const open = openCount(readFileSync(run.ctx.specPath, 'utf8'));
     if (reviewDue(open, state)) {
       const review = await reviewInFreshSandbox(run);
@@ -116,6 +128,7 @@ async function loops(run: Run): Promise<RunOutcome> {
       run.reviewSummary = review.summary;
       const detained = afterFailedReview(state, limits, review.findings);
       if (detained) return park(run, detained);
+      progress();
     }
     const mode = chooseMode(open, state.feedback);
     const loop = startLoop(state, limits, open);

@@ -5,7 +5,7 @@ import type { SandboxSession } from '../ports/sandbox.js';
 import type { RunContext } from './context.js';
 import type { RunDeps } from './deps.js';
 import type { CallTracker } from './interrupt.js';
-import { type Limits, LoopState } from './policy.js';
+import { type Limits, type LoopCounts, LoopState } from './policy.js';
 
 /**
  * One run of one ticket, as the phases see it: built by runTicket once the
@@ -59,15 +59,18 @@ export function newRun(o: {
   signal?: AbortSignal;
   tracker: CallTracker;
   base: string;
+  /** A resumed run's counts so far (resume.ts): the loops go on from there and count against the limits. */
+  counts?: LoopCounts;
 }): Run {
+  const { counts, ...rest } = o;
   const rules = o.deps.config.str('CHALK_FP_RULES') as RulesMode;
   return {
-    ...o,
+    ...rest,
     signal: o.signal,
     streak: new VerdictStreak(rules),
     limits: limitsFrom(o.deps),
     rules,
-    state: new LoopState(),
+    state: Object.assign(new LoopState(), counts ?? {}),
     lessons: [],
     reviewSummary: '',
   };

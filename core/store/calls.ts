@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
-import type { CallRecord } from '../ports/store.js';
+import { LOOP_KINDS } from '../ports/agent.js';
+import type { CallRecord, RunTotals } from '../ports/store.js';
 
 const orNull = <T>(v: T | null | undefined): T | null => (v === undefined || v === '' ? null : v);
 
@@ -46,4 +47,23 @@ export async function recordCall(db: Pool, call: CallRecord): Promise<number> {
     COLUMNS.map(([, get]) => get(call)),
   );
   return Number(r.rows[0]?.id);
+}
+
+/** What one run id's rows add up to: all calls' cost, and its last finished loop (an `interrupted` call is none). */
+export async function runTotals(db: Pool, repo: string, runId: string): Promise<RunTotals> {
+  const r = await db.query<{ spent: string; loop: number | null; progressed: boolean | null }>(
+    `SELECT (SELECT COALESCE(sum(cost_usd), 0) FROM runs WHERE repo = $1 AND run_id = $2)::text AS spent,
+       l.loop, l.progressed
+     FROM (SELECT 1) one
+     LEFT JOIN LATERAL (SELECT loop, progressed FROM runs WHERE repo = $1 AND run_id = $2
+                          AND kind = ANY($3::text[]) AND agent_status <> 'interrupted'
+                        ORDER BY loop DESC, id DESC LIMIT 1) l ON true`,
+    [repo, runId, LOOP_KINDS],
+  );
+  const row = r.rows[0];
+  return {
+    spentUsd: Number(row?.spent ?? 0),
+    lastLoop: row?.loop ?? 0,
+    lastLoopProgressed: row?.progressed ?? null,
+  };
 }

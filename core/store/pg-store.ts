@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { Config } from '../config/config.js';
 import type { Store, StoreInfo } from '../ports/store.js';
-import { recordCall } from './calls.js';
+import { recordCall, runTotals } from './calls.js';
 import { recordDecisions } from './decisions.js';
 import { ensureEmbedded } from './embedded/ensure.js';
 import { EMBEDDED_PORT } from './embedded/paths.js';
@@ -57,7 +57,10 @@ export class PgStore implements Store {
     return PgStore.open(storeTarget(config, env), storeTimeoutMs(config));
   }
 
-  readonly calls = { record: (c: Parameters<typeof recordCall>[1]) => recordCall(this.pool, c) };
+  readonly calls: Store['calls'] = {
+    record: (c) => recordCall(this.pool, c),
+    ofRun: (repo, runId) => runTotals(this.pool, repo, runId),
+  };
 
   readonly events = {
     record: (repo: string, ticket: string, kind: Parameters<typeof recordEvent>[3]) =>

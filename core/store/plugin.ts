@@ -30,7 +30,10 @@ export function lazyStore(kind: Store['kind'], connect: () => Promise<Store>): S
   };
   return {
     kind,
-    calls: { record: async (c) => (await open()).calls.record(c) },
+    calls: {
+      record: async (c) => (await open()).calls.record(c),
+      ofRun: async (repo, runId) => (await open()).calls.ofRun(repo, runId),
+    },
     events: { record: async (repo, ticket, k) => (await open()).events.record(repo, ticket, k) },
     lessons: {
       open: async (l) => (await open()).lessons.open(l),

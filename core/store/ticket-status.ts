@@ -4,8 +4,9 @@ import { hostGitPort } from '../git/port.js';
 import { runPaths, runsDir } from '../layout.js';
 import type { HostGit } from '../ports/host-git.js';
 import type { Store, TicketSummary } from '../ports/store.js';
-import { alive, readPid } from '../process/pid.js';
+import { livePid } from '../process/pid.js';
 import { TICKET_RE } from '../repo/git.js';
+import { unendedRun } from '../run/run-record.js';
 
 /** One line of `chalk status`. Numbers are null when the database could not be read. */
 export interface TicketStatus {
@@ -58,7 +59,8 @@ function runDirectories(repo: string, env: NodeJS.ProcessEnv): Map<string, Date>
 
 /**
  * The repository's tickets (run directories, and tickets the database knows), most recently
- * active first: state (`running` when the run's recorded pid is alive), loops, cost, fixes,
+ * active first: state (`running` when the run's recorded pid is alive, `stopped` when its run record never
+ * ended and its process is gone), loops, cost, fixes,
  * detentions. A database that cannot be read leaves the numbers null and says why once.
  */
 export async function ticketStatus(opts: {
@@ -88,14 +90,16 @@ export async function ticketStatus(opts: {
   const tickets = new Set([...dirs.keys(), ...byTicket.keys(), ...detentions.keys()]);
   const rows: TicketStatus[] = [...tickets].map((ticket) => {
     const s = byTicket.get(ticket);
-    const pid = readPid(runPaths(opts.repo, ticket, env).pid);
+    const paths = runPaths(opts.repo, ticket, env);
     const dirTime = dirs.get(ticket) ?? null;
     const dbTime = s?.lastActiveAt ?? null;
     const last = dirTime && dbTime ? new Date(Math.max(dirTime.getTime(), dbTime.getTime())) : (dirTime ?? dbTime);
     const known = databaseError === null;
     return {
       ticket,
-      state: pid !== null && alive(pid) ? 'running' : known ? (s?.state ?? 'new') : null,
+      // A run whose process is gone without an ending (killed, a reboot) is stopped, whatever its last row says.
+      state:
+        livePid(paths.pid) !== null ? 'running' : unendedRun(paths) ? 'stopped' : known ? (s?.state ?? 'new') : null,
       loops: known ? (s?.loops ?? 0) : null,
       costUsd: known ? (s?.costUsd ?? 0) : null,
       fixes: known ? (s?.fixes ?? 0) : null,

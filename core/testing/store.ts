@@ -1,3 +1,4 @@
+import { LOOP_KINDS as LOOP_KIND_LIST } from '../ports/agent.js';
 import type { Clock } from '../ports/clock.js';
 import type {
   CallRecord,
@@ -8,6 +9,7 @@ import type {
   LessonResolve,
   RecalledLesson,
   RecallQuery,
+  RunTotals,
   Store,
   StoreInfo,
   TicketSummary,
@@ -29,7 +31,7 @@ export interface DecisionRow extends DecisionRecord {
   id: number;
 }
 
-const LOOP_KINDS = new Set(['continue', 'retry', 'fix-review']);
+const LOOP_KINDS: ReadonlySet<string> = new Set(LOOP_KIND_LIST);
 const words = (s: string) => new Set(s.toLowerCase().match(/[a-z0-9_]+/g) ?? []);
 
 /** Shared words over all words (a stand-in for pg_trgm's similarity, 0..1). */
@@ -72,6 +74,17 @@ export class MemoryStore implements Store {
       const { id, at } = this.next();
       this.tables.calls.push({ ...call, id, createdAt: at });
       return id;
+    },
+    ofRun: async (repo: string, runId: string): Promise<RunTotals> => {
+      const rows = this.tables.calls.filter((c) => c.repo === repo && c.runId === runId);
+      const loops = rows.filter((c) => LOOP_KINDS.has(c.kind) && c.agentStatus !== 'interrupted');
+      // The highest loop number, the newest row of it (as the database orders them).
+      const last = loops.reduce<CallRow | null>((best, c) => (!best || c.loop >= best.loop ? c : best), null);
+      return {
+        spentUsd: Math.round(rows.reduce((sum, c) => sum + c.costUsd, 0) * 10_000) / 10_000,
+        lastLoop: last?.loop ?? 0,
+        lastLoopProgressed: last ? last.progressed : null,
+      };
     },
   };
 

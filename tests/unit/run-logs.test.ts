@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runPaths } from '../../core/layout.js';
-import { showLog } from '../../core/run/logs.js';
+import { STOPPED_NOTE, showLog } from '../../core/run/logs.js';
+import { runRecord } from '../../core/run/resume.js';
 
 const paths = () => {
   const p = runPaths('shop', 'SHOP-7', { XDG_STATE_HOME: mkdtempSync(join(tmpdir(), 'chalk-logs-')) });
@@ -52,5 +53,34 @@ describe('chalk logs', () => {
     setTimeout(() => stop.abort(), 400);
     await showLog(p, 'SHOP-7', { follow: true, write: () => {}, signal: stop.signal });
     expect(stop.signal.aborted).toBe(true);
+  });
+
+  it('after the log of a killed run (its record never ended, its process gone) says so and that chalk run resumes it', async () => {
+    const p = paths();
+    writeFileSync(p.runLog, '[SHOP-7] loop 2 (continue): agent ok ($0.02, 3s), rubric exit 0.\n');
+    const child = spawn('true', { stdio: 'ignore' });
+    await new Promise((r) => child.on('exit', r));
+    writeFileSync(p.pid, `${child.pid}\n`);
+    const record = (ended: string | null) =>
+      JSON.stringify(
+        runRecord({
+          runId: 'SHOP-7-1',
+          startedAt: new Date(),
+          now: new Date(),
+          counts: { loop: 2, failures: 0, guarded: 0, failedReviews: 0 },
+          ended,
+        }),
+      );
+    writeFileSync(p.record, record(null));
+    for (const follow of [false, true]) {
+      let out = '';
+      await showLog(p, 'SHOP-7', { follow, write: (s) => (out += s) });
+      expect(out).toBe(`[SHOP-7] loop 2 (continue): agent ok ($0.02, 3s), rubric exit 0.\n${STOPPED_NOTE}`);
+    }
+    // A run that ended (here detained) gets no such line.
+    writeFileSync(p.record, record('detained'));
+    let out = '';
+    await showLog(p, 'SHOP-7', { follow: true, write: (s) => (out += s) });
+    expect(out).not.toContain(STOPPED_NOTE);
   });
 });

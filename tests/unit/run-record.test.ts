@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { loadConfig } from '../../core/config/config.js';
 import { fingerprintFailure } from '../../core/fingerprint/fingerprint.js';
 import { runPaths } from '../../core/layout.js';
 import type { Agent, AgentResult } from '../../core/ports/agent.js';
+import { bootId, pidFileBoot, readPid } from '../../core/process/pid.js';
 import { claim, refuseLiveRun } from '../../core/run/claim.js';
 import type { RunContext } from '../../core/run/context.js';
 import type { RunDeps } from '../../core/run/deps.js';
@@ -114,7 +115,8 @@ describe('the claim on a ticket', () => {
   it('writes the pid, wipes io/, and removes only its own pid when released', () => {
     const p = paths();
     const release = claim(p, 'SHOP-7');
-    expect(readFileSync(p.pid, 'utf8').trim()).toBe(String(process.pid));
+    expect(readPid(p.pid)).toBe(process.pid);
+    expect(pidFileBoot(p.pid)).toBe(bootId());
     writeFileSync(p.rubricLog, 'old');
     release();
     expect(existsSync(p.pid)).toBe(false);
