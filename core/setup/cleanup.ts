@@ -4,7 +4,7 @@ import { hostGitPort } from '../git/port.js';
 import { repoStateDir, runsDir } from '../layout.js';
 import type { HostGit } from '../ports/host-git.js';
 import type { Sandbox } from '../ports/sandbox.js';
-import { alive, readPid } from '../process/pid.js';
+import { alive, livePid } from '../process/pid.js';
 
 /** Branch namespaces Chalk creates: ticket work, office hours, detention. */
 const BRANCH_PREFIXES = ['refs/heads/chalk', 'refs/heads/tutoring', 'refs/heads/detention'];
@@ -14,8 +14,8 @@ function liveRuns(repo: string): number[] {
   const dir = runsDir(repo);
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
-    .map((t) => readPid(join(dir, t, 'pid')))
-    .filter((p): p is number => p !== null && p !== process.pid && alive(p));
+    .map((t) => livePid(join(dir, t, 'pid')))
+    .filter((p): p is number => p !== null && p !== process.pid);
 }
 
 async function stopRuns(pids: number[]): Promise<void> {
