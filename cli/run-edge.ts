@@ -1,3 +1,5 @@
+import { holdExit } from '../core/process/exit-barrier.js';
+
 /**
  * The run's edge with the process: what core/run never touches itself.
  * SIGINT and SIGTERM abort the run's signal (the call in flight is then
@@ -42,6 +44,7 @@ export function runEdge(): RunEdge {
     signal: controller.signal,
     onInterrupt: (p) => {
       recorded = p;
+      holdExit(p);
     },
     atExit: (release) => {
       process.once('exit', release);

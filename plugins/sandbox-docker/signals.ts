@@ -1,3 +1,5 @@
+import { exitBarrier } from '../../core/process/exit-barrier.js';
+
 /**
  * Sessions open in this process, so that SIGINT and SIGTERM remove their
  * containers before the process exits (130 and 143, like a shell).
@@ -31,7 +33,9 @@ const EXIT_DEADLINE_MS = 15_000;
 
 /**
  * Installs SIGINT/SIGTERM handlers once per process: remove every open
- * sandbox, then exit 130 (SIGINT) or 143 (SIGTERM). A second signal exits at once.
+ * sandbox, wait for what others hold the exit for (the interrupted call's record:
+ * core/process/exit-barrier.ts), then exit 130 (SIGINT) or 143 (SIGTERM). A second
+ * signal exits at once.
  */
 export function installSignalHandlers(exit: (code: number) => void = (c) => process.exit(c)): void {
   if (installed) return;
@@ -45,7 +49,9 @@ export function installSignalHandlers(exit: (code: number) => void = (c) => proc
       if (closing) return exit(code);
       closing = true;
       setTimeout(() => exit(code), EXIT_DEADLINE_MS).unref();
-      void closeAllSessions().finally(() => exit(code));
+      void closeAllSessions()
+        .then(() => exitBarrier())
+        .finally(() => exit(code));
     });
   }
 }
