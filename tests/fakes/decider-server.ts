@@ -139,7 +139,8 @@ export class FakeDecider {
     this.script = opts.script ?? ((r) => ({ body: answerAll(r, 0.9, opts.model) }));
   }
 
-  async start(port = 0): Promise<this> {
+  /** Listens on 127.0.0.1, or on `host` (a non-loopback address stands for a decider on another machine). */
+  async start(port = 0, host = '127.0.0.1'): Promise<this> {
     this.server = createServer((req, res) => {
       void this.handle(req, res);
     });
@@ -148,8 +149,8 @@ export class FakeDecider {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
     });
-    await new Promise<void>((resolve) => this.server?.listen(port, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    await new Promise<void>((resolve) => this.server?.listen(port, host, resolve));
+    this.url = `http://${host}:${(this.server.address() as AddressInfo).port}`;
     return this;
   }
 
