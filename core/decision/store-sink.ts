@@ -48,7 +48,8 @@ export function storeRows(record: DecisionRecord, opts: StoreSinkOptions): Store
       confidence,
       threshold: opts.threshold,
       mode: t.mode === 'shadow' || t.mode === 'on' ? t.mode : opts.mode,
-      latencyMs: record.latencyMs,
+      // The column is whole milliseconds.
+      latencyMs: Math.round(record.latencyMs),
       acted: t.acted === 'true',
       lessonId: lesson ? Number(lesson[1]) : null,
       model: record.model,
