@@ -316,7 +316,7 @@ describe('the stuck question in the loop', { timeout: 60_000 }, () => {
     for (const d of rows) expect(d.latencyMs).toBeGreaterThanOrEqual(1_900);
     for (const d of rows) expect(d.latencyMs).toBeLessThan(3_000);
     // Loops 2-4 asked; the whole verdict step, row and diffstat included, stays near the budget.
-    expect(spent.slice(1).every((ms) => ms < 4_000)).toBe(true);
+    expect(spent.slice(1).every((ms) => ms < 5_000)).toBe(true);
   });
 
   it('the token appears in no output, log, row or file the run writes, only in the Authorization header', async () => {
