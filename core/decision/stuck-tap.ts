@@ -14,6 +14,7 @@ import type { DecisionRecord, DecisionSink } from './record.js';
 import { runtimeFor } from './runtime.js';
 import { StoreDecisionSink } from './store-sink.js';
 import { asksStuck, STUCK_ID, STUCK_QUESTION, type StuckOutcome, stuckOutcome, stuckState } from './stuck.js';
+import { sayOnce } from './trust.js';
 
 export interface StuckTapDeps {
   config: Config;
@@ -95,7 +96,10 @@ async function ask(deps: StuckTapDeps, ev: VerdictEvent, m: RunMemory, log: Log)
     return undefined;
   }
   const threshold = config.num('CHALK_DECIDER_THRESHOLD');
-  const runtime = runtimeFor(decider, (err) => log.debug(`decider: a record was not written: ${describe(err)}`));
+  // A record that cannot be written never fails the call, but is worth saying (once per process).
+  const runtime = runtimeFor(decider, (err) =>
+    sayOnce(`decider: a decision could not be recorded: ${describe(err)}`, (l) => deps.log.warn(l)),
+  );
   if (!m.sinks) {
     m.sinks = true;
     const file = ev.decisionsFile ?? runPaths(ev.repo ?? '', ev.ticket, deps.env).decisions;

@@ -283,6 +283,19 @@ describe('the stuck question in the loop', { timeout: 60_000 }, () => {
     });
   }
 
+  it('a database that refuses the rows is said once, and the run and its JSONL go on', async () => {
+    const f = await fake();
+    const repo = makeRepo({ CHALK_DECIDER: 'shadow', CHALK_DECIDER_URL: f.url });
+    const store = new MemoryStore();
+    store.decisions.record = async () => {
+      throw new Error('the database is down');
+    };
+    const { t, r } = await runWith(repo, { store });
+    expectUnchanged(t, r);
+    expect(jsonl(repo)).toHaveLength(3);
+    expect(warnings(t, /a decision could not be recorded: the database is down/)).toHaveLength(1);
+  });
+
   it('an answer out of order (keys reversed, one not asked) is read by its key', async () => {
     const f = await fake({ script: misbehave('out_of_order', { model: MODEL, p: 0.97 }) });
     const repo = makeRepo({ CHALK_DECIDER: 'shadow', CHALK_DECIDER_URL: f.url });
