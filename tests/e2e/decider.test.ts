@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerAll, FakeDecider } from '../fakes/decider-server.js';
 import {
   chalk,
+  databaseText,
   e2eAvailable,
   expectDetainedWith,
   explain,
@@ -11,7 +12,9 @@ import {
   type Rig,
   readIo,
   type Scenario,
+  secretValue,
   startRig,
+  stateText,
 } from './harness.js';
 
 /**
@@ -35,8 +38,11 @@ describe.skipIf(!available)('chalk run, end to end: the stuck question', { timeo
     await rig?.close();
   });
 
-  const confidentYes = async () => {
-    const f = await new FakeDecider({ script: (req) => ({ body: answerAll(req, 0.97, MODEL) }) }).start();
+  const confidentYes = async (token?: string) => {
+    const f = await new FakeDecider({
+      script: (req) => ({ body: answerAll(req, 0.97, MODEL) }),
+      ...(token ? { token } : {}),
+    }).start();
     fakes.push(f);
     return f;
   };
@@ -61,13 +67,18 @@ describe.skipIf(!available)('chalk run, end to end: the stuck question', { timeo
       .map((l) => JSON.parse(l));
   const started = (r: { lines: string[] }) => r.lines.filter((l) => / started$/.test(l));
 
-  it('in shadow, a confident stuck answer changes nothing but the record', async () => {
-    const f = await confidentYes();
+  it('in shadow, a confident stuck answer changes nothing but the record; the token is only a header', async () => {
+    const token = secretValue('decidertoken');
+    const f = await confidentYes(token);
     const sc = makeScenario();
     spinning(sc);
     const r = await chalk(rig, sc, ['run'], {
-      env: { CHALK_SPEC_CHECK: 'false', CHALK_DECIDER: 'shadow', CHALK_DECIDER_URL: f.url },
+      env: { CHALK_SPEC_CHECK: 'false', CHALK_DECIDER: 'shadow', CHALK_DECIDER_URL: f.url, CHALK_DECIDER_TOKEN: token },
     });
+    expect(f.authHeaders).toEqual([`Bearer ${token}`, `Bearer ${token}`]);
+    expect(`${r.stdout}${r.stderr}`).not.toContain(token);
+    expect(await databaseText(rig)).not.toContain(token);
+    expect(stateText(rig, sc.ticket)).not.toContain(token);
     expectDetainedWith(r, /^DETENTION: rubric failed \(exit 1\)$/);
     expect(started(r)).toEqual(['loop 1 (continue) started', 'loop 2 (retry) started', 'loop 3 (retry) started']);
     expect(`${r.stdout}${r.stderr}`).not.toMatch(/decider/i);
