@@ -77,7 +77,7 @@ export const COMMANDS: CommandEntry[] = [
   entry(['why'], 'Failure lifecycle', 'chalk why [TICKET]', () => import('./why.js')),
   entry(['decider', 'trust'], 'Setup', 'chalk decider trust | untrust URL', () => import('./decider-trust.js')),
   entry(['decider', 'untrust'], 'Setup', 'chalk decider trust | untrust URL', () => import('./decider-untrust.js')),
-  entry(['decider', 'status'], 'Setup', 'chalk decider status', () => import('./decider-status.js')),
+  entry(['decider', 'status'], 'Setup', 'chalk decider status [--json]', () => import('./decider-status.js')),
   entry(
     ['plugins'],
     'Setup',

@@ -55,6 +55,16 @@ export interface CallOptions {
   maxWaitMs?: number;
   /** Copied onto the record. */
   tags?: Record<string, string>;
+  /**
+   * More tags, from the outcome, before the record is written (what the caller
+   * does with the answer, e.g. `acted`), so the one record says it. Must not throw.
+   */
+  annotate?: (decision: Decision) => Record<string, string>;
+  /**
+   * The least time that must be left to the deadline for the call to start
+   * (a loop's call with under 50 ms left is recorded `budget` and sends nothing).
+   */
+  minStartMs?: number;
   /** The first backoff window in ms (tests shorten it). */
   backoffMs?: number;
   /** A number in [0, 1) (tests fix it). */
@@ -146,6 +156,14 @@ export class DecisionCall {
     const latencyMs = Math.round((performance.now() - t0) * 10) / 10;
     const final = new Decision(request, decision.response, decision.failure, latencyMs);
     if (final.failure) final.failure.attempts = attempts;
+    let tags: Record<string, string> = this.opts.tags ? { ...this.opts.tags } : {};
+    if (this.opts.annotate) {
+      try {
+        tags = { ...tags, ...this.opts.annotate(final) };
+      } catch {
+        // The record is written whatever the caller's annotation does.
+      }
+    }
     const written = this.ctx.emit({
       id: randomUUID(),
       at: isoTime(started),
@@ -160,7 +178,7 @@ export class DecisionCall {
       latencyMs,
       attempts,
       retries,
-      tags: this.opts.tags ? { ...this.opts.tags } : {},
+      tags,
     });
     if (written) await written;
     return final;
@@ -177,6 +195,14 @@ export class DecisionCall {
     const signal = this.opts.signal;
     const failed = (f: DecisionFailure) => new Decision(request, null, f, 0);
     const sendOpts: DecideOptions = signal ? { deadline, signal } : { deadline };
+    const minStart = this.opts.minStartMs ?? 0;
+    if (minStart > 0 && deadline - Date.now() < minStart) {
+      return failed(
+        new DecisionFailure('budget', `less than ${minStart} ms of the time was left; nothing was sent`, {
+          retryable: false,
+        }),
+      );
+    }
     if (req.inputTokens > entry.maxContextTokens) {
       return failed(
         new DecisionFailure(

@@ -10,7 +10,8 @@ import type { DecisionRecord, DecisionSink } from './record.js';
  * other sinks (the run's decisions.jsonl).
  *
  * Tags read from the record: `kind` (stuck|rerank), `run_id`, `call_id`,
- * `loop`, `acted` ('true').
+ * `loop`, `acted` ('true'), `mode` (shadow|on: what the row is recorded under,
+ * when the caller held `on` to `shadow`; else the sink's own).
  */
 export interface StoreSinkOptions {
   /** CHALK_DECIDER_THRESHOLD. */
@@ -46,8 +47,9 @@ export function storeRows(record: DecisionRecord, opts: StoreSinkOptions): Store
       answer,
       confidence,
       threshold: opts.threshold,
-      mode: opts.mode,
-      latencyMs: record.latencyMs,
+      mode: t.mode === 'shadow' || t.mode === 'on' ? t.mode : opts.mode,
+      // The column is whole milliseconds.
+      latencyMs: Math.round(record.latencyMs),
       acted: t.acted === 'true',
       lessonId: lesson ? Number(lesson[1]) : null,
       model: record.model,

@@ -1,5 +1,6 @@
 import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, type Tap } from 'tapable';
 import type { LoopKind } from '../ports/agent.js';
+import type { HostBudget } from '../ports/decider.js';
 import type { Log } from '../ports/log.js';
 
 /**
@@ -61,6 +62,20 @@ export interface VerdictEvent {
   callId?: number | null;
   /** The loop's mode: `continue`, `retry` or `fix-review`. */
   mode?: string;
+  /**
+   * The loop's one budget for the host services (decider, embeddings): every
+   * tap that calls one takes its deadline from here, so a loop waits at most
+   * 2 seconds for all of them together.
+   */
+  budget?: HostBudget;
+  /**
+   * `git diff --stat` between the previous and this loop's trees (file names and
+   * line counts, from the sandbox, where the trees are), or null when unknown.
+   * Computed on demand, once.
+   */
+  diffstat?: () => Promise<string | null>;
+  /** The run's `io/decisions.jsonl`: where a tap that asks a decider leaves one line per call. */
+  decisionsFile?: string;
 }
 
 /** A deciding tap's answer: stop the run (never extend it). */

@@ -25,6 +25,8 @@ export interface HealthReport {
   /** `ok`, or why not: `unreachable`, `starting`, `version`, `untrusted`, `HTTP 503`... */
   status: string;
   model?: string;
+  /** The model's revision, when the decider's /health names one (`revision`). */
+  revision?: string;
   /** How health was learned: `/health`, or the smallest real request when /health is absent. */
   via: 'health' | 'probe' | 'none';
   detail?: string;
@@ -46,4 +48,19 @@ export interface Decider extends DecisionClient {
   health(opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<HealthReport>;
   /** Closes the connections it keeps (so a command exits at once). */
   close?(): Promise<void>;
+}
+
+/**
+ * The time one loop may spend on the host services (the decider today; the
+ * embedding and rerank calls later), shared by every call the loop makes to
+ * them. The loop owns one per loop and hands it to each asker; each call gets
+ * what is left. Its clock starts at the first call.
+ */
+export interface HostBudget {
+  /** Absolute time (ms since the epoch) every call must be done by; starts the clock. */
+  deadline(): number;
+  /** Milliseconds left (the whole budget before the first call); never negative. */
+  left(): number;
+  /** The least a call must have left to start; one with less is recorded `budget` and sends nothing. */
+  readonly minCallMs: number;
 }

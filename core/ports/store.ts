@@ -136,6 +136,28 @@ export interface DecisionRecord {
   url?: string | null;
 }
 
+/**
+ * A recorded stuck answer with a confidence, and the facts of what its run did
+ * afterwards, read from the store when asked (the judgement is computed at read
+ * time by core/decision/calibration.ts, never stored, so it follows what
+ * happened after the run too).
+ */
+export interface StuckAnswerFacts {
+  /** The decider's URL as recorded (no credentials). */
+  url: string;
+  /** The answering model, revision included (the decider's word). */
+  model: string;
+  run: string;
+  /** The mode it was recorded under: `shadow` (also `on` held to shadow) or `on`. */
+  mode: string;
+  answer: 'yes' | 'no';
+  confidence: number;
+  /** A later loop of the run ticked a checkpoint. */
+  laterProgress: boolean;
+  /** The run was detained (it opened a lesson). */
+  detained: boolean;
+}
+
 export type TicketState = 'submitted' | 'detained' | 'spec-blocked' | 'done' | 'stopped' | 'new';
 
 export interface TicketSummary {
@@ -187,6 +209,8 @@ export interface Store {
   decisions: {
     /** Returns how many rows were recorded. */
     record(rows: DecisionRecord[]): Promise<number>;
+    /** Every stuck answer with a confidence, of all history, oldest first, with what its run did next. */
+    stuckAnswers(): Promise<StuckAnswerFacts[]>;
   };
   tickets: {
     /** This repository's tickets, most recently active first. */

@@ -8,6 +8,8 @@ import { SHARE_DIR } from '../paths.js';
  * merged into one. The same SQL runs on the embedded store and on a Postgres server.
  */
 export const QUERIES = ['summary', 'runs', 'decider', 'tickets'] as const;
+/** The stuck answers the calibration gate judges: their own query, which a run in `on` reads too (core/store/decisions.ts). */
+export const STUCK_ANSWERS_QUERY = 'stuck-answers';
 
 export interface Window {
   days: number;
@@ -110,7 +112,7 @@ export interface RawReport {
   tickets: RawTickets;
 }
 
-export function querySql(name: (typeof QUERIES)[number]): string {
+export function querySql(name: (typeof QUERIES)[number] | typeof STUCK_ANSWERS_QUERY): string {
   return readFileSync(join(SHARE_DIR, 'dashboard', `${name}.sql`), 'utf8');
 }
 
@@ -122,6 +124,8 @@ export async function loadReport(pool: Pool, w: Window): Promise<RawReport> {
     out[q] = r.rows[0]?.doc;
   }
   const raw = out as unknown as RawReport;
+  const stuck = await pool.query<{ doc: RawDecider['answers'] }>(querySql(STUCK_ANSWERS_QUERY), [w.days, w.repo]);
+  raw.decider.answers = stuck.rows[0]?.doc ?? [];
   // Nullable aggregates and numerics are numbers or null from here on.
   raw.summary.budget.cap = raw.summary.budget.cap === null ? null : n(raw.summary.budget.cap);
   return raw;

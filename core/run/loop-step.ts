@@ -1,3 +1,4 @@
+import { LoopBudget } from '../decision/budget.js';
 import type { Fingerprint } from '../fingerprint/fingerprint.js';
 import type { Judgement } from '../fingerprint/streak.js';
 import type { StopRequest } from '../kernel/hooks.js';
@@ -32,8 +33,12 @@ export type LoopResult =
  * the agent reported a blocker, the harness's own rubric run and fingerprint,
  * the commit and fast-forward of green work, the verdict, `afterRubric`, the
  * `runs` row, and `onVerdict`. Each step is its own function taking the Run.
+ * The loop owns one budget for the host services (LoopBudget, 2 s from its
+ * first call) and hands it to every step that calls one.
  */
 export async function runLoop(run: Run, plan: LoopPlan): Promise<LoopResult> {
+  // The loop's one budget for the host services, shared by every step that calls one.
+  const budget = new LoopBudget();
   const { prompt, lessons } = await promptStep(run, plan);
   const call = await callStep(run, plan, prompt);
 
@@ -75,7 +80,7 @@ export async function runLoop(run: Run, plan: LoopPlan): Promise<LoopResult> {
     `loop ${plan.loop} took ${totalMs} ms: agent ${agentMs} ms, rubric ${rubric.ms} ms` +
       `${rubric.rerunMs === null ? '' : `, rubric again ${rubric.rerunMs} ms`}, harness ${totalMs - agentMs - rubric.ms - (rubric.rerunMs ?? 0)} ms`,
   );
-  const stop = await verdictStep(run, plan, { judged, ending, fingerprint, callId });
+  const stop = await verdictStep(run, plan, { judged, ending, fingerprint, callId, budget });
   return {
     kind: 'judged',
     ending,

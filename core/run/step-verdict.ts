@@ -1,8 +1,10 @@
 import type { Fingerprint } from '../fingerprint/fingerprint.js';
 import type { Judgement } from '../fingerprint/streak.js';
 import type { RubricEvent, StopRequest } from '../kernel/hooks.js';
+import type { HostBudget } from '../ports/decider.js';
 import type { LoopEnding } from './policy.js';
 import type { LoopPlan, Run } from './run.js';
+import { treeDiffstat } from './tree-diffstat.js';
 
 export const hookFingerprint = (fp: Fingerprint | null): RubricEvent['fingerprint'] =>
   fp
@@ -45,10 +47,11 @@ export async function judgeStep(run: Run, ending: LoopEnding, fingerprint: Finge
 export async function verdictStep(
   run: Run,
   plan: LoopPlan,
-  v: { judged: LoopJudgement; ending: LoopEnding; fingerprint: Fingerprint | null; callId: number },
+  v: { judged: LoopJudgement; ending: LoopEnding; fingerprint: Fingerprint | null; callId: number; budget: HostBudget },
 ): Promise<StopRequest | undefined> {
   const { judgement } = v.judged;
   if (judgement.verdict === null) return undefined;
+  const diffstat = treeDiffstat(run.session, { previous: judgement.previous?.treeId, current: v.fingerprint?.treeId });
   return run.deps.hooks.onVerdict.promise({
     ticket: run.ctx.ticket,
     loop: plan.loop,
@@ -62,5 +65,8 @@ export async function verdictStep(
     runId: run.id,
     callId: v.callId,
     mode: plan.mode,
+    budget: v.budget,
+    diffstat,
+    decisionsFile: run.ctx.paths.decisions,
   });
 }

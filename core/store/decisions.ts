@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Pool } from 'pg';
+import { SHARE_DIR } from '../paths.js';
 import { LOOP_KINDS } from '../ports/agent.js';
-import type { DecisionRecord } from '../ports/store.js';
+import type { DecisionRecord, StuckAnswerFacts } from '../ports/store.js';
 import { urlWithoutPassword } from './target.js';
 
 /** A decider URL as stored: no user name or password. */
@@ -61,4 +64,34 @@ export async function recordDecisions(db: Pool, rows: DecisionRecord[]): Promise
   } finally {
     c.release();
   }
+}
+
+interface StuckAnswerJson {
+  url: string;
+  model: string;
+  run: string;
+  mode: string;
+  answer: 'yes' | 'no';
+  confidence: number | string;
+  later_progress: boolean;
+  detained: boolean;
+}
+
+/**
+ * Every stuck answer with a confidence and what its run did next: the report card's own query
+ * (share/dashboard/stuck-answers.sql), over all history and every repository.
+ */
+export async function stuckAnswers(db: Pool): Promise<StuckAnswerFacts[]> {
+  const sql = readFileSync(join(SHARE_DIR, 'dashboard', 'stuck-answers.sql'), 'utf8');
+  const r = await db.query<{ doc: StuckAnswerJson[] }>(sql, [0, null]);
+  return (r.rows[0]?.doc ?? []).map((a) => ({
+    url: a.url,
+    model: a.model,
+    run: a.run,
+    mode: a.mode,
+    answer: a.answer,
+    confidence: Number(a.confidence),
+    laterProgress: a.later_progress,
+    detained: a.detained,
+  }));
 }

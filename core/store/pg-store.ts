@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { Config } from '../config/config.js';
 import type { Store, StoreInfo } from '../ports/store.js';
 import { recordCall, runTotals } from './calls.js';
-import { recordDecisions } from './decisions.js';
+import { recordDecisions, stuckAnswers } from './decisions.js';
 import { ensureEmbedded } from './embedded/ensure.js';
 import { EMBEDDED_PORT } from './embedded/paths.js';
 import { connectionError } from './errors.js';
@@ -74,7 +74,10 @@ export class PgStore implements Store {
     recall: (q) => recallLessons(this.pool, this.shape, q),
   };
 
-  readonly decisions: Store['decisions'] = { record: (rows) => recordDecisions(this.pool, rows) };
+  readonly decisions: Store['decisions'] = {
+    record: (rows) => recordDecisions(this.pool, rows),
+    stuckAnswers: () => stuckAnswers(this.pool),
+  };
 
   readonly tickets: Store['tickets'] = { summaries: (repo) => ticketSummaries(this.pool, repo) };
 

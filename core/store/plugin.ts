@@ -41,7 +41,10 @@ export function lazyStore(kind: Store['kind'], connect: () => Promise<Store>): S
       openByFingerprint: async (repo, fp, except) => (await open()).lessons.openByFingerprint(repo, fp, except),
       recall: async (q) => (await open()).lessons.recall(q),
     },
-    decisions: { record: async (rows) => (await open()).decisions.record(rows) },
+    decisions: {
+      record: async (rows) => (await open()).decisions.record(rows),
+      stuckAnswers: async () => (await open()).decisions.stuckAnswers(),
+    },
     tickets: { summaries: async (repo) => (await open()).tickets.summaries(repo) },
     info: async () => (await open()).info(),
     close: async () => {

@@ -12,8 +12,10 @@ import type {
   RunTotals,
   Store,
   StoreInfo,
+  StuckAnswerFacts,
   TicketSummary,
 } from '../ports/store.js';
+import { cleanUrl } from '../store/decisions.js';
 import { deriveState } from '../store/tickets.js';
 
 export interface CallRow extends CallRecord {
@@ -153,6 +155,35 @@ export class MemoryStore implements Store {
     record: async (rows: DecisionRecord[]): Promise<number> => {
       for (const r of rows) this.tables.decisions.push({ ...r, id: this.next().id });
       return rows.length;
+    },
+    /** The same facts as share/dashboard/stuck-answers.sql, from the arrays. */
+    stuckAnswers: async (): Promise<StuckAnswerFacts[]> => {
+      const t = this.tables;
+      return t.decisions
+        .filter(
+          (d) =>
+            d.kind === 'stuck' &&
+            (d.answer === 'yes' || d.answer === 'no') &&
+            d.confidence !== null &&
+            d.confidence !== undefined &&
+            !!d.runId,
+        )
+        .map((d) => {
+          const call = t.calls.find((c) => c.id === d.callId);
+          const loop = call?.loop ?? d.loop ?? null;
+          return {
+            url: cleanUrl(d.url) ?? '',
+            model: d.model ?? '',
+            run: d.runId as string,
+            mode: d.mode,
+            answer: d.answer as 'yes' | 'no',
+            confidence: Number(d.confidence),
+            laterProgress: t.calls.some(
+              (c) => c.runId === d.runId && c.progressed && (loop === null ? c.id > d.id : c.loop > loop),
+            ),
+            detained: t.lessons.some((l) => l.runId === d.runId),
+          };
+        });
     },
   };
 

@@ -175,7 +175,7 @@ export class HttpDecider implements Decider {
         : { healthy: false, status: probe.failure.kind, via: 'probe', detail: probe.failure.message };
     }
     if (status !== 200) return { healthy: false, status: `HTTP ${status}`, via: 'health' };
-    let body: { status?: unknown; model?: unknown; protocol?: unknown };
+    let body: { status?: unknown; model?: unknown; protocol?: unknown; revision?: unknown };
     try {
       body = JSON.parse(text);
     } catch {
@@ -194,6 +194,7 @@ export class HttpDecider implements Decider {
       status: typeof body.status === 'string' ? body.status : 'ok',
       via: 'health',
       ...(typeof body.model === 'string' ? { model: body.model } : {}),
+      ...(typeof body.revision === 'string' ? { revision: body.revision } : {}),
     };
   }
 

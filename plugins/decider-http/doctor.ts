@@ -22,7 +22,7 @@ export function deciderChecks(config: Config, decider: () => Decider): DoctorChe
             return {
               status: 'ok',
               label: 'decider',
-              detail: `${d.entry.url}${h.model ? `, model ${h.model}` : ''} (${mode})`,
+              detail: `${d.entry.url}${h.model ? `, model ${h.model}` : ''}${h.revision ? `, revision ${h.revision}` : ''} (${mode})`,
             };
           }
           if (h.status === 'untrusted' || h.status === 'version')

@@ -1,5 +1,5 @@
--- The report card's decider facts: what it was asked in the window, and every confident
--- shadow answer of all history (the calibration gate judges over all of it).
+-- The report card's decider facts: what it was asked in the window. The stuck answers the
+-- calibration gate judges (all history) are stuck-answers.sql's, which the run's `on` mode reads too.
 -- $1: the window in days; $2: the repository, or NULL for every repository.
 WITH d AS (
   SELECT d.*, c.repo, c.loop AS call_loop,
@@ -19,13 +19,5 @@ SELECT json_build_object(
   'no_answer', (SELECT COALESCE(json_agg(json_build_object('error', error, 'calls', n) ORDER BY n DESC, error), '[]'::json)
     FROM (SELECT COALESCE(error, 'no answer') AS error, count(*) AS n FROM w WHERE answer IS NULL GROUP BY 1) e),
   'models', (SELECT COALESCE(json_agg(json_build_object('url', url, 'model', model, 'asked', n) ORDER BY n DESC, url, model), '[]'::json)
-    FROM (SELECT COALESCE(url, '') AS url, COALESCE(model, '') AS model, count(*) AS n FROM w GROUP BY 1, 2) m),
-  -- Stuck answers with a confidence: whether a later loop of the run progressed, and whether it was detained.
-  'answers', (SELECT COALESCE(json_agg(json_build_object(
-      'url', COALESCE(url, ''), 'model', COALESCE(model, ''), 'run', run_id, 'mode', mode,
-      'answer', answer, 'confidence', confidence, 'in_window', in_window,
-      'later_progress', EXISTS (SELECT 1 FROM runs r2 WHERE r2.run_id = a.run_id AND r2.progressed
-                                  AND (CASE WHEN a.call_loop IS NOT NULL THEN r2.loop > a.call_loop ELSE r2.created_at > a.created_at END)),
-      'detained', EXISTS (SELECT 1 FROM lessons x WHERE x.run_id = a.run_id)) ORDER BY a.created_at, a.id), '[]'::json)
-    FROM d a WHERE a.kind = 'stuck' AND a.answer IS NOT NULL AND a.confidence IS NOT NULL AND a.run_id IS NOT NULL)
+    FROM (SELECT COALESCE(url, '') AS url, COALESCE(model, '') AS model, count(*) AS n FROM w GROUP BY 1, 2) m)
 ) AS doc

@@ -68,6 +68,54 @@ export function answerAll(req: WireRequest, p = 0.9, model = 'fake-decider-v1'):
   return { model, answers };
 }
 
+/**
+ * The ways the fake can misbehave, each a script: answer slowly, out of order
+ * (answer keys reversed, plus one for a question not asked), with 401, 422 or
+ * 500, with unreadable JSON, with the question's key missing, with another
+ * protocol version, or never (the client's deadline must end the call).
+ */
+export const MISBEHAVIOURS = [
+  'slow',
+  'out_of_order',
+  'status_401',
+  'status_422',
+  'status_500',
+  'unreadable',
+  'missing_key',
+  'other_version',
+  'silent',
+] as const;
+export type Misbehaviour = (typeof MISBEHAVIOURS)[number];
+
+export function misbehave(kind: Misbehaviour, o: { p?: number; model?: string; delayMs?: number } = {}): Script {
+  const body = (r: WireRequest) => answerAll(r, o.p ?? 0.97, o.model);
+  switch (kind) {
+    case 'slow':
+      return (r) => ({ body: body(r), delayMs: o.delayMs ?? 3_000 });
+    case 'out_of_order':
+      return (r) => {
+        const { model, answers } = body(r) as { model: string; answers: Record<string, unknown> };
+        const reversed: Record<string, unknown> = { not_asked: { type: 'noul', noul: 0.5 } };
+        for (const k of Object.keys(answers).reverse()) reversed[k] = answers[k];
+        return { body: { model, answers: reversed } };
+      };
+    case 'status_401':
+      return () => ({ status: 401, body: { detail: 'unauthorized' } });
+    case 'status_422':
+      return () => ({ status: 422, body: { detail: [{ msg: 'field required' }] } });
+    case 'status_500':
+      return () => ({ status: 500, body: { detail: 'internal error' } });
+    case 'unreadable':
+      return () => ({ raw: '{"model": "fake", "answers": {' });
+    case 'missing_key':
+      return () => ({ body: { model: o.model ?? 'fake-decider-v1', answers: {} } });
+    case 'other_version':
+      return (r) => ({ body: { protocol: 2, ...body(r) } });
+    case 'silent':
+      return () => ({ silent: true });
+  }
+}
+
 export class FakeDecider {
   readonly requests: WireRequest[] = [];
   readonly violations: string[] = [];
@@ -75,6 +123,10 @@ export class FakeDecider {
   /** Arrival times (performance.now()) of valid decision requests. */
   readonly arrivals: number[] = [];
   healthCalls = 0;
+  /** TCP connections accepted (an address that must be sent nothing gets none). */
+  connections = 0;
+  /** Every request's raw head and body, as received (to look for what must never be sent). */
+  readonly raw: string[] = [];
   served = 0;
   inFlight = 0;
   peak = 0;
@@ -87,16 +139,18 @@ export class FakeDecider {
     this.script = opts.script ?? ((r) => ({ body: answerAll(r, 0.9, opts.model) }));
   }
 
-  async start(port = 0): Promise<this> {
+  /** Listens on 127.0.0.1, or on `host` (a non-loopback address stands for a decider on another machine). */
+  async start(port = 0, host = '127.0.0.1'): Promise<this> {
     this.server = createServer((req, res) => {
       void this.handle(req, res);
     });
     this.server.on('connection', (s) => {
+      this.connections += 1;
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
     });
-    await new Promise<void>((resolve) => this.server?.listen(port, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    await new Promise<void>((resolve) => this.server?.listen(port, host, resolve));
+    this.url = `http://${host}:${(this.server.address() as AddressInfo).port}`;
     return this;
   }
 
@@ -124,6 +178,7 @@ export class FakeDecider {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
+    this.raw.push(`${req.method} ${req.url}\n${JSON.stringify(req.headers)}\n${raw}`);
     if (req.method === 'GET' && req.url === '/health') {
       this.healthCalls += 1;
       if (raw !== '') this.violations.push('a health check carried a body');

@@ -281,3 +281,30 @@ describe('admission', () => {
     expect(() => parseLimit('four')).toThrow(/look like/);
   });
 });
+
+describe("a loop's call under its budget", () => {
+  it('does not start with under minStartMs left: recorded `budget`, nothing sent', async () => {
+    const client = scripted(answered());
+    const { rt, records } = runtime(client);
+    const d = await rt.decide(req(), {
+      deadline: Date.now() + 30,
+      minStartMs: 50,
+      retries: 0,
+      tags: { kind: 'stuck' },
+    });
+    expect(d.failure?.kind).toBe('budget');
+    expect(client.at).toHaveLength(0);
+    expect(records.map((r) => [r.failure?.kind, r.attempts])).toEqual([['budget', 0]]);
+  });
+
+  it('annotates its one record from the outcome, and still writes it when the annotation throws', async () => {
+    const { rt, records } = runtime(scripted(answered(0.97)));
+    await rt.decide(req(), { tags: { kind: 'stuck' }, annotate: (d) => ({ acted: String(d.ok) }) });
+    await rt.decide(req(), {
+      annotate: () => {
+        throw new Error('caller bug');
+      },
+    });
+    expect(records.map((r) => r.tags)).toEqual([{ kind: 'stuck', acted: 'true' }, {}]);
+  });
+});

@@ -44,7 +44,7 @@ describe('decision sinks', () => {
       kind: 'stuck',
       mode: 'shadow',
       threshold: 0.9,
-      latencyMs: 141.2,
+      latencyMs: 141, // whole milliseconds, as the column holds them
       model: 'strands-decider-2B-v19',
       error: null,
       acted: false,

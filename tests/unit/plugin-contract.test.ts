@@ -14,6 +14,7 @@ import type { Plugin } from '../../core/kernel/kernel.js';
 import { Tokens } from '../../core/kernel/tokens.js';
 import type { Forge } from '../../core/ports/forge.js';
 import type { Log } from '../../core/ports/log.js';
+import { DEFAULT_LIMIT } from '../../core/protocol/entry.js';
 import { BUILTIN_PLUGINS, BUILTINS } from '../../plugins/builtin.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -235,6 +236,49 @@ describe('the decider rule (core/decision/select.ts)', () => {
     await expect(
       bootKernel({ config: config({ CHALK_DECIDER_PROVIDER: 'acme' }), log: quietLog(), builtins: BUILTIN_PLUGINS }),
     ).rejects.toThrow("CHALK_DECIDER_PROVIDER=acme: no plugin offers a Decider named 'acme' (offered: hosted)");
+  });
+});
+
+describe('the decider rule, through the kernel with test plugins offering deciders', () => {
+  const fakeDecider = (name: string) => ({
+    name,
+    entry: { id: name, url: 'http://127.0.0.1:1', maxContextTokens: 4096, limit: DEFAULT_LIMIT },
+    unavailable: () => null,
+    health: async () => ({ healthy: true, status: 'ok', via: 'health' as const }),
+    decide: async () => {
+      throw new Error('not asked');
+    },
+  });
+  const offering = (name: string, offer: string): Plugin => ({
+    name,
+    register(kernel) {
+      kernel.offer('Decider', offer, { useValue: fakeDecider(name) });
+    },
+  });
+  const boot = (env: Record<string, string>) =>
+    bootKernel({
+      config: loadConfig({ root: null, env, keys: pluginKeyTable(BUILTINS) }),
+      log: quietLog(),
+      builtins: [
+        ...BUILTIN_PLUGINS,
+        async () => offering('local-test', 'local'),
+        async () => offering('acme-test', 'acme'),
+      ],
+    });
+
+  test('a loopback URL with a local decider offered binds local; anything else binds hosted', async () => {
+    const local = await boot({ CHALK_DECIDER_URL: 'http://127.0.0.1:8471' });
+    expect(local.selected.get('Decider')).toBe('local');
+    expect(local.resolve(Tokens.Decider).name).toBe('local-test');
+    const remote = await boot({ CHALK_DECIDER_URL: 'https://decider.example.com' });
+    expect(remote.selected.get('Decider')).toBe('hosted');
+    expect(remote.resolve(Tokens.Decider).name).toBe('http');
+  });
+
+  test("a third party's decider is chosen by name with CHALK_DECIDER_PROVIDER, whatever the URL", async () => {
+    const k = await boot({ CHALK_DECIDER_PROVIDER: 'acme', CHALK_DECIDER_URL: 'http://127.0.0.1:8471' });
+    expect(k.selected.get('Decider')).toBe('acme');
+    expect(k.resolve(Tokens.Decider).name).toBe('acme-test');
   });
 });
 

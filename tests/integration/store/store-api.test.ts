@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { calibrationOf, judgeStuck } from '../../../core/decision/calibration.js';
 import type { CallRecord } from '../../../core/ports/store.js';
 import { PgStore, SCHEMA_VERSION } from '../../../core/store/index.js';
 import { BACKENDS } from './backends.js';
@@ -199,6 +200,57 @@ describe.each(BACKENDS)('store API on $name', (backend) => {
     expect(r.rows[0].confidence).toBe('0.912');
     expect(r.rows[1].answer).toBeNull();
     expect(r.rows[1].error).toBe('timeout');
+  });
+
+  it('gives every stuck answer with what its run did next (the calibration gate and the report card read it)', async () => {
+    const loopOf = (runId: string, loop: number, progressed: boolean) =>
+      store.calls.record(call({ repo: 'cal', ticket: runId.slice(0, 6), runId, loop, progressed }));
+    // Run CAL-01: a yes at loop 2, then loop 3 progressed (a false stop).
+    const a2 = await loopOf('CAL-01-1', 2, false);
+    await loopOf('CAL-01-1', 3, true);
+    // Run CAL-02: a yes at loop 2, then the run was detained (it opened a lesson).
+    const b2 = await loopOf('CAL-02-1', 2, false);
+    await store.lessons.open({ repo: 'cal', ticket: 'CAL-02', signature: 's', runId: 'CAL-02-1' });
+    const url = 'http://127.0.0.1:8471';
+    const row = { kind: 'stuck' as const, question: 'stuck', mode: 'shadow' as const, model: 'm@1', url };
+    await store.decisions.record([
+      { ...row, runId: 'CAL-01-1', callId: a2, answer: 'yes', confidence: 0.95 },
+      { ...row, runId: 'CAL-02-1', callId: b2, answer: 'yes', confidence: 0.97 },
+      // No answer, a rerank and a row of no run are not stuck answers.
+      { ...row, runId: 'CAL-02-1', callId: b2, error: 'timeout: no full answer' },
+      { ...row, kind: 'rerank', question: 'lesson_1', runId: 'CAL-02-1', answer: 'yes', confidence: 0.99 },
+      { ...row, answer: 'yes', confidence: 0.99 },
+    ]);
+    const facts = (await store.decisions.stuckAnswers()).filter((f) => f.run.startsWith('CAL-'));
+    expect(facts).toEqual([
+      {
+        url: `${url}/`,
+        model: 'm@1',
+        run: 'CAL-01-1',
+        mode: 'shadow',
+        answer: 'yes',
+        confidence: 0.95,
+        laterProgress: true,
+        detained: false,
+      },
+      {
+        url: `${url}/`,
+        model: 'm@1',
+        run: 'CAL-02-1',
+        mode: 'shadow',
+        answer: 'yes',
+        confidence: 0.97,
+        laterProgress: false,
+        detained: true,
+      },
+    ]);
+    expect(facts.map(judgeStuck)).toEqual(['wrong', 'right']);
+    expect(calibrationOf(facts, { url, model: 'm@1', threshold: 0.9 })).toMatchObject({
+      judged: 2,
+      correct: 1,
+      falseStops: 1,
+      passes: false,
+    });
   });
 
   it('reports what it is: version, schema version, extensions and row counts', async () => {
