@@ -102,6 +102,8 @@ CREATE INDEX IF NOT EXISTS lessons_ticket_idx ON lessons (repo, ticket);
 CREATE INDEX IF NOT EXISTS lessons_created_idx ON lessons (created_at);
 -- Version 3: was a run detained (the report card asks it of every ledger run and decider answer).
 CREATE INDEX IF NOT EXISTS lessons_run_idx ON lessons (run_id);
+-- Version 5: a person can forget a lesson (`chalk lessons forget`); a forgotten lesson is never recalled.
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS forgotten_at timestamptz;
 
 -- The embedding: vector(384) with an HNSW cosine index where pgvector is installed, else real[].
 -- A real[] column left by a server without pgvector is converted once pgvector is there.
@@ -130,8 +132,24 @@ DO $$ BEGIN
   IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
     EXECUTE 'CREATE INDEX IF NOT EXISTS lessons_signature_trgm ON lessons USING gin (signature gin_trgm_ops)';
     EXECUTE 'CREATE INDEX IF NOT EXISTS lessons_first_error_trgm ON lessons USING gin (first_error gin_trgm_ops)';
+    -- Version 5: spec-mode recall compares a lesson's first error, or its signature when it has none, with the spec.
+    EXECUTE 'CREATE INDEX IF NOT EXISTS lessons_failure_trgm ON lessons USING gin ((coalesce(first_error, signature)) gin_trgm_ops)';
   END IF;
 END $$;
+
+-- Version 5: each lesson a loop's prompt was given, with the loop's `runs` row (did the loop then pass?).
+CREATE TABLE IF NOT EXISTS lesson_recalls (
+  id bigserial PRIMARY KEY,
+  call_id bigint NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  run_id text,
+  loop integer NOT NULL,
+  lesson_id bigint NOT NULL REFERENCES lessons (id) ON DELETE CASCADE,
+  how text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS lesson_recalls_lesson_idx ON lesson_recalls (lesson_id);
+CREATE INDEX IF NOT EXISTS lesson_recalls_call_idx ON lesson_recalls (call_id);
+CREATE INDEX IF NOT EXISTS lesson_recalls_run_idx ON lesson_recalls (run_id, loop);
 
 -- One row per decider question, or per call that got no answer.
 CREATE TABLE IF NOT EXISTS decisions (

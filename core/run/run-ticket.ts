@@ -12,6 +12,7 @@ import { graduate } from './graduation.js';
 import { CallTracker, recordOnAbort, trackingAgent } from './interrupt.js';
 import { type LoopResult, runLoop } from './loop-step.js';
 import { afterFailedReview, afterLoop, chooseMode, guardFeedback, reviewDue, startLoop } from './policy.js';
+import { loopFailure } from './recall.js';
 import { finalReview, type ReviewOutcome } from './review.js';
 import { newRun, type Run } from './run.js';
 import { openSandbox, runSetup, startServices } from './session.js';
@@ -48,16 +49,6 @@ export { limitsFrom } from './run.js';
 
 const asKind = (k: string | undefined): DetentionKind =>
   (DETENTION_KINDS as readonly string[]).includes(k ?? '') ? (k as DetentionKind) : 'other';
-
-async function recallLessons(run: Run, text: string): Promise<string[]> {
-  try {
-    const found = await run.deps.store.lessons.recall({ repo: run.ctx.repo, text, limit: 3 });
-    return found.map((l) => (l.lesson ?? l.resolution ?? '').trim()).filter((l) => l !== '');
-  } catch (err) {
-    run.log.debug(`lesson recall failed: ${err instanceof Error ? err.message : String(err)}`);
-    return [];
-  }
-}
 
 /**
  * `chalk run`: context and refusals, claim, database and image, the sandbox,
@@ -136,7 +127,7 @@ async function afterLoopResult(run: Run, r: LoopResult): Promise<RunOutcome | nu
   run.base = r.base;
   if (r.ending.ended === 'progressed') {
     afterLoop(state, limits, r.ending);
-    run.lessons = [];
+    run.recallFrom = null;
     return null;
   }
   const fingerprint = r.ending.ended === 'failed' ? r.fingerprint : null;
@@ -168,7 +159,7 @@ async function afterLoopResult(run: Run, r: LoopResult): Promise<RunOutcome | nu
         fingerprint,
         fpFeedback: run.deps.config.bool('CHALK_FP_FEEDBACK'),
       });
-  run.lessons = await recallLessons(run, state.feedback);
+  run.recallFrom = loopFailure(fingerprint, state.feedback);
   return null;
 }
 
