@@ -14,7 +14,6 @@ import pg from 'pg';
 
 const dist = join(import.meta.dirname, '..', 'dist');
 const { PgStore, embeddedPathsIn, stopEmbedded } = await import(join(dist, 'core/store/index.js'));
-const { explainRecall } = await import(join(dist, 'core/store/lessons.js'));
 const { LadderMemory } = await import(join(dist, 'core/memory/memory.js'));
 const { storeLadder } = await import(join(dist, 'core/memory/rungs.js'));
 
@@ -145,7 +144,7 @@ async function measure(store) {
       lat.push(performance.now() - t0);
     }
     const k = ks[0][mode];
-    const plans = await explainRecall(store.pool, { ...k, limit: 3 });
+    const plans = await store.explainRecall({ ...k, limit: 3 });
     const uses = plans.map((p) => {
       const idx = [
         ...p.plan.matchAll(/(?:Bitmap Index Scan|Index Scan(?: Backward)?|Index Only Scan) (?:using|on) (\w+)/g),

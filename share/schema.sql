@@ -132,8 +132,34 @@ DO $$ BEGIN
   IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
     EXECUTE 'CREATE INDEX IF NOT EXISTS lessons_signature_trgm ON lessons USING gin (signature gin_trgm_ops)';
     EXECUTE 'CREATE INDEX IF NOT EXISTS lessons_first_error_trgm ON lessons USING gin (first_error gin_trgm_ops)';
-    -- Version 5: spec-mode recall compares a lesson's first error, or its signature when it has none, with the spec.
-    EXECUTE 'CREATE INDEX IF NOT EXISTS lessons_failure_trgm ON lessons USING gin ((coalesce(first_error, signature)) gin_trgm_ops)';
+  END IF;
+END $$;
+
+-- Version 5: spec-mode recall asks word_similarity(coalesce(first_error, signature), spec) > 0.6,
+-- which no trigram index answers directly (core/store/lessons.ts says why). What makes it fast:
+-- recall_trgms, the number of distinct trigrams of that text, and one partial trigram index per
+-- band of it, so each band is searched with the strictest `%` threshold that cannot lose a match.
+-- chalk_spec_bands() is the one list of band floors (read by core/store/shape.ts).
+CREATE OR REPLACE FUNCTION chalk_spec_bands() RETURNS integer[] LANGUAGE sql IMMUTABLE AS
+  $$ SELECT ARRAY[1, 8, 16, 32, 64, 128, 256, 512] $$;
+DO $$
+DECLARE
+  bands integer[] := chalk_spec_bands();
+  i integer;
+  upper_bound text;
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'lessons'::regclass AND attname = 'recall_trgms' AND NOT attisdropped) THEN
+      EXECUTE 'ALTER TABLE lessons ADD COLUMN recall_trgms integer GENERATED ALWAYS AS
+        (coalesce(array_length(show_trgm(coalesce(first_error, signature)), 1), 0)) STORED';
+    END IF;
+    FOR i IN 1 .. array_length(bands, 1) LOOP
+      upper_bound := CASE WHEN i < array_length(bands, 1) THEN format(' AND recall_trgms < %s', bands[i + 1]) ELSE '' END;
+      EXECUTE format(
+        'CREATE INDEX IF NOT EXISTS lessons_spec_trgm_%s ON lessons USING gin ((coalesce(first_error, signature)) gin_trgm_ops)
+         WHERE recall_trgms >= %s%s AND resolved_at IS NOT NULL AND forgotten_at IS NULL',
+        bands[i], bands[i], upper_bound);
+    END LOOP;
   END IF;
 END $$;
 

@@ -110,46 +110,57 @@ export async function exactLessons(db: Pool, q: ExactQuery): Promise<RecalledLes
   return recalled(r.rows);
 }
 
-/** One lexical statement: its trigram threshold (a SQL expression over the parameters) and its query. */
+/** One lexical statement: its trigram threshold, its query, and the score a row must beat. */
 interface TrigramPart {
-  /** pg_trgm.similarity_threshold for the statement, so `%` prefilters on the GIN index: a number, or SQL over $1 (the query). */
+  /** pg_trgm.similarity_threshold for the statement, so `%` prefilters on a GIN index: a number, or SQL over $1 (the query). */
   threshold: number | string;
   sql: string;
   params: unknown[];
+  /** The rule's own bound: a row is recalled when its score is above it (checked on the few rows the LIMIT keeps). */
+  above: number;
 }
 
 /**
- * The statements of one lexical recall. Each filters with `%` on a trigram GIN index (the
- * threshold set with set_config(..., true) for the transaction only) and then by the exact rule,
- * so no statement reads the table sequentially.
+ * The statements of one lexical recall, each filtering with `%` on a trigram GIN index (the
+ * threshold set with set_config(..., true), for the transaction only), ordered by its score, best
+ * first, then newest; the caller keeps the rows above the rule's bound. Since the rows come best
+ * first, dropping those at or under the bound after the LIMIT loses nothing.
  *
  * Spec mode asks word_similarity(coalesce(first_error, signature), spec) > 0.6, which no GIN
- * strategy answers with the lesson as the needle (`%>` puts the query there). Its prefilter is
- * `%` at a threshold that cannot lose a match: word similarity above 0.6 means more than 0.6 of
- * the lesson's n trigrams are in the spec's m, so similarity(lesson, spec) is at least
- * 0.6n / (0.4n + m), above 0.5 / (m + 1) for every n >= 1; in the index that threshold asks for
- * one shared trigram.
+ * strategy answers with the lesson as the needle (`%>` puts the query there). Word similarity
+ * above 0.6 means more than 0.6 of the lesson's n distinct trigrams are among the spec's m, so
+ * similarity(lesson, spec) > 0.6n / (0.4n + m), a bound that grows with n. So the lessons are
+ * searched band by band of n (recall_trgms, each band with its own partial GIN index,
+ * chalk_spec_bands()), each band with `%` at the bound of its floor: the strictest threshold that
+ * cannot lose a match, and strict enough that few rows reach the costly word_similarity.
  */
-export function lexicalParts(q: LexicalQuery): TrigramPart[] {
+export function lexicalParts(q: LexicalQuery, specBands: readonly number[]): TrigramPart[] {
   const order = `ORDER BY score DESC, id DESC LIMIT $3`;
+  const params = [q.repo, q.query, q.limit];
   const bySignature = (also: string): TrigramPart => ({
     threshold: 0.1,
     sql: `SELECT ${COLUMNS}, similarity(signature, $2)::float8 AS score FROM lessons
-          WHERE signature % $2 AND similarity(signature, $2) > 0.1 ${also} AND ${RECALLABLE} AND ${IN_SCOPE}
+          WHERE signature % $2 ${also} AND ${RECALLABLE} AND ${IN_SCOPE}
           ${order}`,
-    params: [q.repo, q.query, q.limit],
+    params,
+    above: 0.1,
   });
   if (q.mode === 'spec') {
-    return [
-      {
-        threshold: `(0.5 / (coalesce(array_length(show_trgm($1), 1), 0) + 1))::text`,
+    return specBands.map((floor, i) => {
+      const next = specBands[i + 1];
+      if (!Number.isInteger(floor) || (next !== undefined && !Number.isInteger(next))) {
+        throw new Error(`chalk_spec_bands() holds a value that is not a whole number: ${specBands.join(', ')}`);
+      }
+      const band = `recall_trgms >= ${floor}${next === undefined ? '' : ` AND recall_trgms < ${next}`}`;
+      return {
+        threshold: `least(1, 0.999 * 0.6 * ${floor} / (0.4 * ${floor} + coalesce(array_length(show_trgm($1), 1), 0)))::text`,
         sql: `SELECT ${COLUMNS}, word_similarity(coalesce(first_error, signature), $2)::float8 AS score FROM lessons
-              WHERE coalesce(first_error, signature) % $2
-                AND word_similarity(coalesce(first_error, signature), $2) > 0.6 AND ${RECALLABLE} AND ${IN_SCOPE}
+              WHERE coalesce(first_error, signature) % $2 AND ${band} AND ${RECALLABLE} AND ${IN_SCOPE}
               ${order}`,
-        params: [q.repo, q.query, q.limit],
-      },
-    ];
+        params,
+        above: 0.6,
+      };
+    });
   }
   if (q.mode === 'text') return [bySignature('')];
   const parts: TrigramPart[] = [];
@@ -157,9 +168,10 @@ export function lexicalParts(q: LexicalQuery): TrigramPart[] {
     parts.push({
       threshold: 0.5,
       sql: `SELECT ${COLUMNS}, similarity(first_error, $2)::float8 AS score FROM lessons
-            WHERE first_error % $2 AND similarity(first_error, $2) > 0.5 AND ${RECALLABLE} AND ${IN_SCOPE}
+            WHERE first_error % $2 AND ${RECALLABLE} AND ${IN_SCOPE}
             ${order}`,
       params: [q.repo, q.firstError, q.limit],
+      above: 0.5,
     });
   }
   parts.push(bySignature('AND first_error IS NULL'));
@@ -169,6 +181,14 @@ export function lexicalParts(q: LexicalQuery): TrigramPart[] {
 /** Best score first, then the newest id; at most `limit`. */
 export const byScore = <T extends { similarity: number; id: number }>(rows: T[], limit: number): T[] =>
   [...rows].sort((a, b) => b.similarity - a.similarity || b.id - a.id).slice(0, limit);
+
+/**
+ * Every lexical statement has a `%` condition a trigram index answers, but Postgres prices a GIN
+ * scan of a long query's many trigrams above reading the whole table: at 10,000 lessons it read
+ * them all (117 ms) where the index took 12 ms. Within the recall's transaction only, a
+ * sequential scan is priced out, so the index is used whenever one applies.
+ */
+const PLANNER = 'SET LOCAL enable_seqscan = off';
 
 /** pg_trgm.similarity_threshold for the rest of the transaction. */
 async function setThreshold(c: PoolClient, part: TrigramPart): Promise<void> {
@@ -185,11 +205,12 @@ export async function lexicalLessons(db: Pool, shape: Shape, q: LexicalQuery): P
   const c = await db.connect();
   try {
     await c.query('BEGIN');
+    await c.query(PLANNER);
     const found: RecalledLesson[] = [];
-    for (const part of lexicalParts(q)) {
+    for (const part of lexicalParts(q, shape.specBands)) {
       await setThreshold(c, part);
       const r = await c.query<Row & { score: number }>(part.sql, part.params);
-      found.push(...recalled(r.rows));
+      found.push(...recalled(r.rows).filter((l) => l.similarity > part.above));
     }
     await c.query('COMMIT');
     return byScore(found, q.limit);
@@ -256,6 +277,7 @@ export async function forgetLesson(db: Pool, id: number): Promise<boolean> {
  */
 export async function explainRecall(
   db: Pool,
+  shape: Shape,
   q: LexicalQuery & { fingerprint: string | null },
 ): Promise<Array<{ rung: 'exact' | 'lexical'; plan: string }>> {
   const c = await db.connect();
@@ -273,7 +295,8 @@ export async function explainRecall(
         ),
       });
     }
-    for (const part of lexicalParts(q)) {
+    await c.query(PLANNER);
+    for (const part of lexicalParts(q, shape.specBands)) {
       await setThreshold(c, part);
       plans.push({ rung: 'lexical', plan: await explain(part.sql, part.params) });
     }

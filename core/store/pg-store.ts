@@ -10,6 +10,7 @@ import { recordEvent } from './events.js';
 import { storeInfo } from './info.js';
 import {
   exactLessons,
+  explainRecall,
   forgetLesson,
   getLesson,
   lexicalLessons,
@@ -87,6 +88,11 @@ export class PgStore implements Store {
     setScope: (id, scope) => setLessonScope(this.pool, id, scope),
     forget: (id) => forgetLesson(this.pool, id),
   };
+
+  /** The query plans of one recall (the plan test and bench/recall.mjs). */
+  explainRecall(q: Parameters<typeof explainRecall>[2]): ReturnType<typeof explainRecall> {
+    return explainRecall(this.pool, this.shape, q);
+  }
 
   readonly decisions: Store['decisions'] = { record: (rows) => recordDecisions(this.pool, rows) };
 
