@@ -210,7 +210,8 @@ describe('lessons in the loop', { timeout: 30_000 }, () => {
       throw new Error('connection refused (the database is down)');
     };
     const agent = new ScriptedAgent().script('continue', fail).script('retry', fail, fix);
-    const { t, repo } = await boot(store, agent);
+    const { repo } = await repository();
+    const t = await createTestKernel({ root: repo.root, env: repo.env, agent, store });
     expect((await run(t, repo.root)).exitCode, t.log.text()).toBe(0);
     expect(agent.calls).toHaveLength(3);
     for (const c of agent.calls) expect(c.prompt).not.toContain('<lessons>');
