@@ -152,6 +152,7 @@ async function measure(store) {
       const seq = /Seq Scan on lessons/.test(p.plan);
       return `${p.rung}: ${seq ? 'SEQ SCAN on lessons' : [...new Set(idx)].join('+') || 'no index?'}`;
     });
+    process.stderr.write(`  ${mode}: ${lat.length} recalls, median ${f(pct(lat, 0.5))} ms\n`);
     out[mode] = {
       median: pct(lat, 0.5),
       p95: pct(lat, 0.95),
@@ -180,9 +181,16 @@ try {
   let have = 0;
   for (const n of [1_000, 10_000]) {
     process.stderr.write(`loading to ${n} resolved lessons...\n`);
-    for (const name of ['embedded', 'server']) await load(stores[name], n - have);
+    for (const name of ['embedded', 'server']) {
+      const t0 = performance.now();
+      await load(stores[name], n - have);
+      process.stderr.write(`  ${name}: loaded in ${f((performance.now() - t0) / 1000)} s\n`);
+    }
     have = n;
-    for (const name of ['embedded', 'server']) results[`${name} ${n}`] = await measure(stores[name]);
+    for (const name of ['embedded', 'server']) {
+      process.stderr.write(`measuring ${name} at ${n}...\n`);
+      results[`${name} ${n}`] = await measure(stores[name]);
+    }
   }
   const info = { embedded: await stores.embedded.info(), server: await stores.server.info() };
   await stores.embedded.close();
