@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The store, embedded PGlite server over a real Postgres server, measured side by side in one run:
 //   1. recording throughput: 8 writer processes recording calls at once (rows/s);
-//   2. recall latency over 10,000 resolved lessons: the store's recall query (trigram similarity
-//      plus vector cosine top-5 where pgvector exists) and its trigram part alone (same SQL on both).
+//   2. recall latency over 10,000 resolved lessons: the store's lexical recall rung (text mode,
+//      pg_trgm on the signature) and a plain trigram query (same SQL on both). bench/recall.mjs
+//      measures the whole recall ladder in every mode, with the query plans.
 // Run after `npm run build`, with a server to compare against:
 //   CHALK_BENCH_PG_URL=postgresql://user:pw@127.0.0.1:5432/db node bench/store.mjs [calls-per-writer] [queries]
 // (CHALK_TEST_PG_URL is used when CHALK_BENCH_PG_URL is unset; the role needs CREATEDB: a
@@ -188,7 +189,13 @@ try {
   for (const [i, p] of probes.entries()) {
     for (const name of i % 2 ? ['embedded', 'server'] : ['server', 'embedded']) {
       let t0 = performance.now();
-      const got = await stores[name].lessons.recall({ repo: 'bench', text: p.text, embedding: p.emb, limit: 5 });
+      const got = await stores[name].lessons.lexical({
+        repo: 'bench',
+        mode: 'text',
+        query: p.text,
+        firstError: null,
+        limit: 5,
+      });
       lat.recall[name].push(performance.now() - t0);
       if (got.length === 0) throw new Error(`${name}: recall found nothing`);
       t0 = performance.now();
@@ -207,13 +214,9 @@ try {
     `recording, ${WRITERS} writer processes x ${perWriter} calls (best of 2):`,
     `  embedded ${f(best(rate.embedded))} rows/s, server ${f(best(rate.server))} rows/s, embedded/server ${(best(rate.embedded) / best(rate.server)).toFixed(2)}x`,
     `recall top-5 over ${N} resolved lessons, median of ${queries}:`,
-    `  store recall (trigram${info.embedded.semanticRecall ? ' + cosine' : ''} | trigram${info.server.semanticRecall ? ' + cosine' : ''}): embedded ${f(median(lat.recall.embedded))} ms, server ${f(median(lat.recall.server))} ms, embedded/server ${(median(lat.recall.embedded) / median(lat.recall.server)).toFixed(2)}x`,
+    `  store lexical recall: embedded ${f(median(lat.recall.embedded))} ms, server ${f(median(lat.recall.server))} ms, embedded/server ${(median(lat.recall.embedded) / median(lat.recall.server)).toFixed(2)}x`,
     `  trigram part alone (same SQL): embedded ${f(median(lat.trigram.embedded))} ms, server ${f(median(lat.trigram.server))} ms, embedded/server ${(median(lat.trigram.embedded) / median(lat.trigram.server)).toFixed(2)}x`,
   ];
-  if (!info.server.semanticRecall)
-    out.push(
-      '  (the server has no pgvector: its recall is the trigram part only, so the first latency ratio compares unlike work)',
-    );
   process.stdout.write(`${out.join('\n')}\n`);
 } finally {
   await cleanup();

@@ -35,6 +35,8 @@ const entry = (
   load: async () => (await load())[name] as CommandClass,
 });
 
+const LESSONS_USAGE = 'chalk lessons [--json] [--all] | show ID | scope ID general|repo|none | forget ID';
+
 export const COMMANDS: CommandEntry[] = [
   entry(['doctor'], 'Setup', 'chalk doctor [--json]', () => import('./doctor.js')),
   entry(['init'], 'Setup', 'chalk init', () => import('./init.js')),
@@ -75,6 +77,10 @@ export const COMMANDS: CommandEntry[] = [
   ),
   entry(['share'], 'Work', 'chalk share [--days N] [--output FILE] [--json]', () => import('./share.js')),
   entry(['why'], 'Failure lifecycle', 'chalk why [TICKET]', () => import('./why.js')),
+  entry(['lessons'], 'Failure lifecycle', LESSONS_USAGE, () => import('./lessons.js')),
+  entry(['lessons', 'show'], 'Failure lifecycle', LESSONS_USAGE, () => import('./lessons-show.js')),
+  entry(['lessons', 'scope'], 'Failure lifecycle', LESSONS_USAGE, () => import('./lessons-scope.js')),
+  entry(['lessons', 'forget'], 'Failure lifecycle', LESSONS_USAGE, () => import('./lessons-forget.js')),
   entry(['decider', 'trust'], 'Setup', 'chalk decider trust | untrust URL', () => import('./decider-trust.js')),
   entry(['decider', 'untrust'], 'Setup', 'chalk decider trust | untrust URL', () => import('./decider-untrust.js')),
   entry(['decider', 'status'], 'Setup', 'chalk decider status [--json]', () => import('./decider-status.js')),

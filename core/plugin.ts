@@ -15,6 +15,7 @@ export type {
   LoopHooks,
   PrBodyContext,
   PromptContext,
+  PromptLesson,
   RubricEvent,
   SandboxStartEvent,
   StopRequest,

@@ -16,6 +16,7 @@ export interface BuiltinPlugin extends Pick<Plugin, 'name' | 'configuration' | '
 /** Every built-in plugin, in registration order. */
 export const BUILTINS: readonly BuiltinPlugin[] = [
   { name: 'store', load: async () => (await import('../core/store/plugin.js')).storePlugin },
+  { name: 'lesson-memory', load: async () => (await import('../core/memory/plugin.js')).lessonMemoryPlugin },
   { name: 'core-forge', load: async () => (await import('../core/forge/plugin.js')).forgeSelection },
   { name: 'forge-github', load: async () => (await import('./forge-github/index.js')).default },
   { name: 'forge-gitlab', load: async () => (await import('./forge-gitlab/index.js')).default },

@@ -102,6 +102,8 @@ CREATE INDEX IF NOT EXISTS lessons_ticket_idx ON lessons (repo, ticket);
 CREATE INDEX IF NOT EXISTS lessons_created_idx ON lessons (created_at);
 -- Version 3: was a run detained (the report card asks it of every ledger run and decider answer).
 CREATE INDEX IF NOT EXISTS lessons_run_idx ON lessons (run_id);
+-- Version 5: a person can forget a lesson (`chalk lessons forget`); a forgotten lesson is never recalled.
+ALTER TABLE lessons ADD COLUMN IF NOT EXISTS forgotten_at timestamptz;
 
 -- The embedding: vector(384) with an HNSW cosine index where pgvector is installed, else real[].
 -- A real[] column left by a server without pgvector is converted once pgvector is there.
@@ -132,6 +134,48 @@ DO $$ BEGIN
     EXECUTE 'CREATE INDEX IF NOT EXISTS lessons_first_error_trgm ON lessons USING gin (first_error gin_trgm_ops)';
   END IF;
 END $$;
+
+-- Version 5: spec-mode recall asks word_similarity(coalesce(first_error, signature), spec) > 0.6,
+-- which no trigram index answers directly (core/store/lessons.ts says why). What makes it fast:
+-- recall_trgms, the number of distinct trigrams of that text, and one partial trigram index per
+-- band of it, so each band is searched with the strictest `%` threshold that cannot lose a match.
+-- chalk_spec_bands() is the one list of band floors (read by core/store/shape.ts).
+CREATE OR REPLACE FUNCTION chalk_spec_bands() RETURNS integer[] LANGUAGE sql IMMUTABLE AS
+  $$ SELECT ARRAY[1, 8, 16, 32, 64, 128, 256, 512] $$;
+DO $$
+DECLARE
+  bands integer[] := chalk_spec_bands();
+  i integer;
+  upper_bound text;
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'lessons'::regclass AND attname = 'recall_trgms' AND NOT attisdropped) THEN
+      EXECUTE 'ALTER TABLE lessons ADD COLUMN recall_trgms integer GENERATED ALWAYS AS
+        (coalesce(array_length(show_trgm(coalesce(first_error, signature)), 1), 0)) STORED';
+    END IF;
+    FOR i IN 1 .. array_length(bands, 1) LOOP
+      upper_bound := CASE WHEN i < array_length(bands, 1) THEN format(' AND recall_trgms < %s', bands[i + 1]) ELSE '' END;
+      EXECUTE format(
+        'CREATE INDEX IF NOT EXISTS lessons_spec_trgm_%s ON lessons USING gin ((coalesce(first_error, signature)) gin_trgm_ops)
+         WHERE recall_trgms >= %s%s AND resolved_at IS NOT NULL AND forgotten_at IS NULL',
+        bands[i], bands[i], upper_bound);
+    END LOOP;
+  END IF;
+END $$;
+
+-- Version 5: each lesson a loop's prompt was given, with the loop's `runs` row (did the loop then pass?).
+CREATE TABLE IF NOT EXISTS lesson_recalls (
+  id bigserial PRIMARY KEY,
+  call_id bigint NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  run_id text,
+  loop integer NOT NULL,
+  lesson_id bigint NOT NULL REFERENCES lessons (id) ON DELETE CASCADE,
+  how text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS lesson_recalls_lesson_idx ON lesson_recalls (lesson_id);
+CREATE INDEX IF NOT EXISTS lesson_recalls_call_idx ON lesson_recalls (call_id);
+CREATE INDEX IF NOT EXISTS lesson_recalls_run_idx ON lesson_recalls (run_id, loop);
 
 -- One row per decider question, or per call that got no answer.
 CREATE TABLE IF NOT EXISTS decisions (

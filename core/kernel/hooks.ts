@@ -1,6 +1,7 @@
 import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, type Tap } from 'tapable';
 import type { LoopKind } from '../ports/agent.js';
 import type { HostBudget } from '../ports/decider.js';
+import type { RecallKey } from '../ports/lesson-memory.js';
 import type { Log } from '../ports/log.js';
 
 /**
@@ -14,15 +15,35 @@ import type { Log } from '../ports/log.js';
  * - deciding hooks (`onVerdict`): a tap that throws fails closed, i.e. it answers "stop".
  */
 
+/** One lesson in a loop's `<lessons>` block. */
+export interface PromptLesson {
+  /** The lesson's id in the store: recorded with the loop's `runs` row (lesson_recalls). */
+  id?: number;
+  /** The failure it was learnt from (shown whitespace-collapsed, first 240 characters). */
+  seenBefore: string;
+  /** What fixed it. */
+  fix: string;
+  /** Which recall rung found it (`exact`, `lexical`, ...), recorded with the id. */
+  how?: string;
+}
+
 /** What a loop's prompt is built from; taps may add lessons or sections. */
 export interface PromptContext {
   ticket: string;
   loop: number;
   mode: LoopKind;
+  /** The repository and the run (`<TICKET>-<epoch>`) the loop belongs to. */
+  repo: string;
+  runId: string;
+  /** What the loop asks the LessonMemory (computed by the loop: core/memory/key.ts). */
+  recall: RecallKey;
   /** The prompt text as built so far. */
   prompt: string;
-  /** Lesson texts given to this loop. */
-  lessons: string[];
+  /**
+   * The lessons given to this loop. The built-in `lesson-memory` tap puts the LessonMemory's
+   * lessons here first; later taps may add, drop or reorder.
+   */
+  lessons: PromptLesson[];
   /** Extra named sections appended to the prompt, in order. */
   sections: Array<{ title: string; body: string }>;
 }

@@ -67,14 +67,21 @@ export interface LessonOpen {
   firstError?: string | null;
 }
 
+/**
+ * `general`: recalled in every repository; `repo`: only in its own; `none`: no rule was distilled,
+ * the person's note is the fix, recalled only in its own repository. NULL (old rows, distillation
+ * off) is treated as `repo`.
+ */
+export type LessonScope = 'general' | 'repo' | 'none';
+export const LESSON_SCOPES: readonly LessonScope[] = ['general', 'repo', 'none'];
+
 export interface LessonResolve {
   id: number;
   resolution: string;
   /** The distilled lesson; null when none was (the resolution is the fix then). */
   lesson: string | null;
   resolvedBy: string;
-  /** `general` (every repository), `repo` (this one only) or `none` (no rule; the note, this repository only). */
-  scope?: 'repo' | 'general' | 'none' | null;
+  scope?: LessonScope | null;
   /** 384 numbers, when an embedder made them. */
   embedding?: number[] | null;
 }
@@ -93,27 +100,62 @@ export interface Lesson {
   fingerprint: string | null;
   firstError: string | null;
   scope: string | null;
+  /** When a person forgot it (`chalk lessons forget`): never recalled again. */
+  forgottenAt: Date | null;
 }
 
-/** What recall searches by: the failure's text and, when available, its embedding. */
-export interface RecallQuery {
+/** A lesson as `chalk lessons` lists it: how often loops were given it, and how often such a loop then passed. */
+export interface LessonListed extends Lesson {
+  recalled: number;
+  /** Loops given it whose `runs` row progressed. */
+  passed: number;
+}
+
+/** The exact rung: resolved, not forgotten lessons of this repository with this fingerprint. */
+export interface ExactQuery {
   repo: string;
-  text: string;
-  embedding?: number[] | null;
-  limit?: number;
+  fingerprint: string;
+  limit: number;
 }
 
 /**
+ * The lexical rung (pg_trgm), over resolved, not forgotten lessons within the scope rule:
+ * - `failure`: a lesson with a first error when similarity(first_error, firstError) > 0.5, one
+ *   without when similarity(signature, query) > 0.1;
+ * - `spec`: word_similarity(coalesce(first_error, signature), query) > 0.6;
+ * - `text`: similarity(signature, query) > 0.1.
+ * Best score first, then newest id.
+ */
+export interface LexicalQuery {
+  repo: string;
+  mode: 'failure' | 'spec' | 'text';
+  query: string;
+  firstError: string | null;
+  limit: number;
+}
+
+/** Which ladder rung found a recalled lesson. */
+export type RecallHow = 'exact' | 'lexical' | 'semantic' | 'rerank';
+
+/**
  * A resolved lesson found for a failure, and how near it is: the one shape of a
- * recalled lesson, returned by the store's recall and by a LessonMemory.
+ * recalled lesson, returned by the store's recall rungs and by a LessonMemory.
  */
 export interface RecalledLesson extends Lesson {
-  /** pg_trgm similarity of the text to the signature or first error (0..1). */
+  /** The rung's score: pg_trgm similarity or word similarity (0..1); 1 for an exact fingerprint. */
   similarity: number;
-  /** Cosine similarity of the embeddings (-1..1), null without pgvector or embedding. */
+  /** Cosine similarity of the embeddings (-1..1), null when no rung compared embeddings. */
   cosine: number | null;
-  /** Which rung of a recall ladder found it, when a LessonMemory says so (the store's recall does not). */
-  how?: 'exact' | 'lexical' | 'semantic' | 'rerank';
+  /** Which rung of a recall ladder found it. */
+  how?: RecallHow;
+}
+
+/** The lessons one loop's prompt was given, recorded with the loop's `runs` row. */
+export interface RecallsRecord {
+  callId: number;
+  runId: string | null;
+  loop: number;
+  lessons: Array<{ lessonId: number; how: string }>;
 }
 
 export interface DecisionRecord {
@@ -203,8 +245,22 @@ export interface Store {
     resolve(r: LessonResolve): Promise<void>;
     /** Open lessons with this fingerprint in a repository, newest first, optionally other tickets only. */
     openByFingerprint(repo: string, fingerprint: string, exceptTicket?: string): Promise<Lesson[]>;
-    /** Resolved lessons of this repository (and `general` ones) nearest the query, best first. */
-    recall(q: RecallQuery): Promise<RecalledLesson[]>;
+    /** The exact-fingerprint rung of recall (similarity 1), newest first. */
+    exact(q: ExactQuery): Promise<RecalledLesson[]>;
+    /** The lexical rung of recall (see LexicalQuery), best first. */
+    lexical(q: LexicalQuery): Promise<RecalledLesson[]>;
+    /** Records which lessons a loop was given, against its `runs` row. */
+    recordRecalls(r: RecallsRecord): Promise<void>;
+    /**
+     * Lessons, newest first, with their recall counts. With `repo`: that repository's and
+     * `general` ones, resolved and not forgotten; without: every lesson.
+     */
+    list(q: { repo?: string | null }): Promise<LessonListed[]>;
+    get(id: number): Promise<LessonListed | null>;
+    /** False when there is no such lesson. */
+    setScope(id: number, scope: LessonScope): Promise<boolean>;
+    /** Marks it forgotten (keeps the first time); false when there is no such lesson. */
+    forget(id: number): Promise<boolean>;
   };
   decisions: {
     /** Returns how many rows were recorded. */

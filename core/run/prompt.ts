@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../errors.js';
 import { readRepoFile } from '../fs/repo-file.js';
-import type { PromptContext } from '../kernel/hooks.js';
+import type { PromptContext, PromptLesson } from '../kernel/hooks.js';
 import { SHARE_DIR } from '../paths.js';
 import { LOOP_KINDS } from '../ports/agent.js';
+import type { RecallKey } from '../ports/lesson-memory.js';
 import { PROMPT_NAMES, type PromptName } from '../setup/prompts.js';
 import { gitBlobHash } from '../spec/git-blob.js';
 
@@ -120,14 +121,19 @@ const block = (tag: string, body: string) => `<${tag}>\n${body.replace(/\n+$/, '
 const inline = (tag: string, value: string) => `<${tag}>${value}</${tag}>\n`;
 const withBody = (context: string, body: string) => `${context}\n${body}`;
 
-/** A lesson as one list item; its further lines are indented to stay in the item. */
-const lessonItem = (lesson: string) =>
-  `- ${lesson
-    .replace(/^- /, '')
+/** How much of a lesson's failure the prompt shows. */
+export const SEEN_BEFORE_MAX = 240;
+
+/** A lesson as one list item: its failure (whitespace collapsed, cut) and its fix, further lines indented. */
+const lessonItem = (l: PromptLesson) => {
+  const seen = l.seenBefore.replace(/\s+/g, ' ').trim().slice(0, SEEN_BEFORE_MAX);
+  const fix = l.fix
     .trim()
     .split('\n')
-    .map((l, i) => (i === 0 ? l : `  ${l}`))
-    .join('\n')}`;
+    .map((line, i) => (i === 0 ? line : `    ${line}`))
+    .join('\n');
+  return `- Seen before: ${seen}\n  Fix: ${fix}`;
+};
 
 /** A section title as a tag name: lower case, anything else becomes `_`. */
 const tagName = (title: string) => title.toLowerCase().replace(/[^a-z0-9_]+/g, '_') || 'section';
@@ -138,8 +144,10 @@ export interface LoopPromptInput {
   mode: LoopMode;
   /** `CHALK_TEST_CMD`. */
   rubricCommand: string;
-  /** Recalled lessons, one entry each. */
-  lessons: string[];
+  repo: string;
+  runId: string;
+  /** What the loop asks the LessonMemory (the `lesson-memory` tap answers it). */
+  recall: RecallKey;
   /** The review findings (fix-review), one `- [severity] file: issue` line each; '' when none. */
   findings: string;
   /** Retry feedback (see retryFeedback); '' when none. */
@@ -155,7 +163,8 @@ const loopValues = (ticket: string, rubricCommand: string) => ({
 
 /**
  * What the `beforePrompt` hook receives: `prompt` is the mode prompt's text
- * (placeholders filled), `lessons` and `sections` the data to put before it.
+ * (placeholders filled), `recall` the key the `lesson-memory` tap answers with
+ * `lessons`, and `lessons` and `sections` the data to put before it.
  * Taps may change any of them; renderLoopPrompt turns the result into text.
  */
 export function loopPromptContext(input: LoopPromptInput, source: PromptSource): PromptContext {
@@ -164,8 +173,11 @@ export function loopPromptContext(input: LoopPromptInput, source: PromptSource):
     ticket: input.ticket,
     loop: input.loop,
     mode: input.mode,
+    repo: input.repo,
+    runId: input.runId,
+    recall: input.recall,
     prompt,
-    lessons: [...input.lessons],
+    lessons: [],
     sections: [],
   };
 }

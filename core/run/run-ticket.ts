@@ -12,6 +12,7 @@ import { graduate } from './graduation.js';
 import { CallTracker, recordOnAbort, trackingAgent } from './interrupt.js';
 import { type LoopResult, runLoop } from './loop-step.js';
 import { afterFailedReview, afterLoop, chooseMode, countsOf, guardFeedback, reviewDue, startLoop } from './policy.js';
+import { loopFailure } from './recall.js';
 import { finalReview, type ReviewOutcome } from './review.js';
 import { newRun, type Run } from './run.js';
 import { type RunRecorder, recordRun, startOrResume } from './run-record.js';
@@ -49,16 +50,6 @@ export { limitsFrom } from './run.js';
 
 const asKind = (k: string | undefined): DetentionKind =>
   (DETENTION_KINDS as readonly string[]).includes(k ?? '') ? (k as DetentionKind) : 'other';
-
-async function recallLessons(run: Run, text: string): Promise<string[]> {
-  try {
-    const found = await run.deps.store.lessons.recall({ repo: run.ctx.repo, text, limit: 3 });
-    return found.map((l) => (l.lesson ?? l.resolution ?? '').trim()).filter((l) => l !== '');
-  } catch (err) {
-    run.log.debug(`lesson recall failed: ${err instanceof Error ? err.message : String(err)}`);
-    return [];
-  }
-}
 
 /**
  * `chalk run`: context and refusals, claim, database and image, the sandbox,
@@ -149,7 +140,7 @@ async function afterLoopResult(run: Run, r: LoopResult): Promise<RunOutcome | nu
   run.base = r.base;
   if (r.ending.ended === 'progressed') {
     afterLoop(state, limits, r.ending);
-    run.lessons = [];
+    run.recallFrom = null;
     return null;
   }
   const fingerprint = r.ending.ended === 'failed' ? r.fingerprint : null;
@@ -181,7 +172,7 @@ async function afterLoopResult(run: Run, r: LoopResult): Promise<RunOutcome | nu
         fingerprint,
         fpFeedback: run.deps.config.bool('CHALK_FP_FEEDBACK'),
       });
-  run.lessons = await recallLessons(run, state.feedback);
+  run.recallFrom = loopFailure(fingerprint, state.feedback);
   return null;
 }
 

@@ -1,4 +1,5 @@
 import { type RulesMode, VerdictStreak } from '../fingerprint/streak.js';
+import type { LoopFailure } from '../memory/key.js';
 import type { LoopKind } from '../ports/agent.js';
 import type { Log } from '../ports/log.js';
 import type { SandboxSession } from '../ports/sandbox.js';
@@ -30,8 +31,8 @@ export interface Run {
   readonly state: LoopState;
   /** The host HEAD: the commit the sandbox's new work starts from (moves when green work comes home). */
   base: string;
-  /** Lessons recalled for the next loop's prompt. */
-  lessons: string[];
+  /** What the last loop without progress left for the next loop's recall key; null at the start and after progress. */
+  recallFrom: LoopFailure | null;
   /** The last failed review's summary, for the request body. */
   reviewSummary: string;
 }
@@ -71,7 +72,7 @@ export function newRun(o: {
     limits: limitsFrom(o.deps),
     rules,
     state: Object.assign(new LoopState(), counts ?? {}),
-    lessons: [],
+    recallFrom: null,
     reviewSummary: '',
   };
 }

@@ -1,22 +1,31 @@
+import { readFileSync } from 'node:fs';
 import { writeHostFile } from '../fs/host-file.js';
+import type { PromptLesson } from '../kernel/hooks.js';
+import { recallKey } from '../memory/key.js';
 import { loopPromptContext, renderLoopPrompt } from './prompt.js';
 import type { LoopPlan, Run } from './run.js';
 
 export interface LoopPrompt {
   prompt: string;
-  /** How many lessons the prompt carries (after `beforePrompt`). */
-  lessons: number;
+  /** The lessons the prompt carries (after `beforePrompt`). */
+  lessons: readonly PromptLesson[];
 }
 
-/** The loop's prompt: feedback, findings and lessons from the Run, through `beforePrompt`, kept in io/. */
+/**
+ * The loop's prompt: feedback, findings and the recall key from the Run, through `beforePrompt`
+ * (whose `lesson-memory` tap asks the LessonMemory), kept in io/.
+ */
 export async function promptStep(run: Run, plan: LoopPlan): Promise<LoopPrompt> {
   const { ctx, deps } = run;
+  const spec = run.recallFrom ? '' : readFileSync(ctx.specPath, 'utf8');
   const input = {
     ticket: ctx.ticket,
     loop: plan.loop,
     mode: plan.mode,
     rubricCommand: ctx.rubricCommand,
-    lessons: run.lessons,
+    repo: ctx.repo,
+    runId: run.id,
+    recall: recallKey({ repo: ctx.repo, spec, failure: run.recallFrom }),
     findings: run.state.findings,
     failure: run.state.feedback,
   };
@@ -24,5 +33,5 @@ export async function promptStep(run: Run, plan: LoopPlan): Promise<LoopPrompt> 
   const prompt = renderLoopPrompt(hooked, input);
   writeHostFile(ctx.paths.prompt, prompt);
   run.log.info(`loop ${plan.loop} (${plan.mode}) started`);
-  return { prompt, lessons: hooked.lessons.length };
+  return { prompt, lessons: hooked.lessons };
 }

@@ -1,6 +1,7 @@
 import { denialNote } from '../agent/denials.js';
 import { type Fingerprint, UNKNOWN_TESTS_LINE } from '../fingerprint/fingerprint.js';
 import type { Verdict } from '../fingerprint/verdict.js';
+import type { PromptLesson } from '../kernel/hooks.js';
 import { callRecord, secs, usd } from './record.js';
 import type { LoopPlan, Run } from './run.js';
 import type { LoopCall } from './step-call.js';
@@ -15,11 +16,24 @@ export interface LoopRow {
   verdict: Verdict | null;
   /** Tests that failed one rubric run and passed the other on the same tree. */
   flakyTests?: string[];
-  /** Lessons the prompt carried. */
-  lessons: number;
+  /** The lessons the prompt carried (those with an id are recorded with the row). */
+  lessons: readonly PromptLesson[];
 }
 
-/** The loop's `runs` row, then its summary line (and the denial note) in the log; returns the row's id. */
+/** The lessons given to a loop, recorded against its `runs` row; best effort (the row itself is what counts). */
+async function recordRecalls(run: Run, plan: LoopPlan, callId: number, lessons: readonly PromptLesson[]) {
+  const given = lessons.flatMap((l) => (l.id === undefined ? [] : [{ lessonId: l.id, how: l.how ?? 'other' }]));
+  if (given.length === 0) return;
+  try {
+    await run.deps.store.lessons.recordRecalls({ callId, runId: run.id, loop: plan.loop, lessons: given });
+  } catch (err) {
+    run.log.warn(
+      `could not record which lessons loop ${plan.loop} was given: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+}
+
+/** The loop's `runs` row and the lessons it was given, then its summary line (and the denial note) in the log; returns the row's id. */
 export async function recordStep(run: Run, plan: LoopPlan, call: LoopCall, row: LoopRow): Promise<number> {
   const { ctx, deps } = run;
   const { config } = deps;
@@ -29,7 +43,7 @@ export async function recordStep(run: Run, plan: LoopPlan, call: LoopCall, row: 
       loop: plan.loop,
       kind: plan.mode,
       budgetUsd: config.num('CHALK_BUDGET_USD'),
-      lessons: row.lessons,
+      lessons: row.lessons.length,
       runId: run.id,
       fpRules: run.rules,
       model: config.str('CHALK_MODEL'),
@@ -41,6 +55,7 @@ export async function recordStep(run: Run, plan: LoopPlan, call: LoopCall, row: 
       ...(row.flakyTests ? { flakyTests: row.flakyTests } : {}),
     }),
   );
+  await recordRecalls(run, plan, id, row.lessons);
   // Failing tests nobody could read are unknown; tests that failed only once are flaky, not unknown.
   const flaky = row.flakyTests ?? [];
   const unknown =

@@ -8,7 +8,19 @@ import { EMBEDDED_PORT } from './embedded/paths.js';
 import { connectionError } from './errors.js';
 import { recordEvent } from './events.js';
 import { storeInfo } from './info.js';
-import { openByFingerprint, openLesson, recallLessons, resolveLesson } from './lessons.js';
+import {
+  exactLessons,
+  explainRecall,
+  forgetLesson,
+  getLesson,
+  lexicalLessons,
+  listLessons,
+  openByFingerprint,
+  openLesson,
+  recordRecalls,
+  resolveLesson,
+  setLessonScope,
+} from './lessons.js';
 import { applySchema } from './schema.js';
 import { readShape, type Shape } from './shape.js';
 import { describeUrl, type StoreTarget, storeTarget, storeTimeoutMs } from './target.js';
@@ -71,8 +83,19 @@ export class PgStore implements Store {
     open: (l) => openLesson(this.pool, l),
     resolve: (r) => resolveLesson(this.pool, this.shape, r),
     openByFingerprint: (repo, fp, except) => openByFingerprint(this.pool, repo, fp, except),
-    recall: (q) => recallLessons(this.pool, this.shape, q),
+    exact: (q) => exactLessons(this.pool, q),
+    lexical: (q) => lexicalLessons(this.pool, this.shape, q),
+    recordRecalls: (r) => recordRecalls(this.pool, r),
+    list: (q) => listLessons(this.pool, q),
+    get: (id) => getLesson(this.pool, id),
+    setScope: (id, scope) => setLessonScope(this.pool, id, scope),
+    forget: (id) => forgetLesson(this.pool, id),
   };
+
+  /** The query plans of one recall (the plan test and bench/recall.mjs). */
+  explainRecall(q: Parameters<typeof explainRecall>[2]): ReturnType<typeof explainRecall> {
+    return explainRecall(this.pool, this.shape, q);
+  }
 
   readonly decisions: Store['decisions'] = {
     record: (rows) => recordDecisions(this.pool, rows),

@@ -11,8 +11,10 @@ import { SHARE_DIR } from '../paths.js';
  *    decisions by time) and for a run's later loops (runs by run_id and loop).
  * 3: lessons by run_id (whether a run was detained: asked of every ledger run and decider answer).
  * 4: runs.flaky_tests (failing tests that passed when the rubric ran again on the same tree).
+ * 5: lessons.forgotten_at, lesson_recalls (which lessons each loop was given), and for spec-mode
+ *    recall lessons.recall_trgms with one partial trigram index per band of it (chalk_spec_bands).
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** Any fixed number: the advisory lock that serialises schema application across processes. */
 const SCHEMA_LOCK = 7_242_001;

@@ -2,6 +2,7 @@ import { type Config, loadConfig } from '../config/config.js';
 import { bootKernel } from '../kernel/boot.js';
 import type { Kernel, Plugin } from '../kernel/kernel.js';
 import { Tokens } from '../kernel/tokens.js';
+import { lessonMemoryPlugin } from '../memory/plugin.js';
 import type { HostGit } from '../ports/host-git.js';
 import { depsFromKernel, type RunDeps } from '../run/deps.js';
 import { ScriptedAgent } from './agent.js';
@@ -46,7 +47,8 @@ export interface TestKernel {
  * directory, a scripted agent, an in-memory store, a recording forge, a manual
  * clock and a log that keeps its lines; host git is the real one. Booted by
  * `bootKernel` like the CLI's, with one plugin (`testing`) in place of the
- * built-ins, so the hooks, the plugin registration and the selection are the
+ * built-ins (and the built-in `lesson-memory`, the recall ladder over the
+ * memory store), so the hooks, the plugin registration and the selection are the
  * real ones and a test's own plugins tap and bind as a third party's would.
  */
 export async function createTestKernel(o: TestKernelOptions): Promise<TestKernel> {
@@ -74,7 +76,7 @@ export async function createTestKernel(o: TestKernelOptions): Promise<TestKernel
   const kernel = await bootKernel({
     config,
     log: parts.log,
-    builtins: [async () => testing, ...(o.plugins ?? []).map((p) => async () => p)],
+    builtins: [async () => testing, async () => lessonMemoryPlugin, ...(o.plugins ?? []).map((p) => async () => p)],
     ...(o.root ? { root: o.root } : {}),
     env: o.env,
   });

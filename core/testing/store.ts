@@ -4,11 +4,15 @@ import type {
   CallRecord,
   DecisionRecord,
   EventKind,
+  ExactQuery,
   Lesson,
+  LessonListed,
   LessonOpen,
   LessonResolve,
+  LessonScope,
+  LexicalQuery,
   RecalledLesson,
-  RecallQuery,
+  RecallsRecord,
   RunTotals,
   Store,
   StoreInfo,
@@ -17,6 +21,7 @@ import type {
 } from '../ports/store.js';
 import { cleanUrl } from '../store/decisions.js';
 import { deriveState } from '../store/tickets.js';
+import { similarity, wordSimilarity } from './trigram.js';
 
 export interface CallRow extends CallRecord {
   id: number;
@@ -32,18 +37,26 @@ export interface EventRow {
 export interface DecisionRow extends DecisionRecord {
   id: number;
 }
+/** A `lesson_recalls` row. */
+export interface RecallRow {
+  id: number;
+  callId: number;
+  runId: string | null;
+  loop: number;
+  lessonId: number;
+  how: string;
+}
 
 const LOOP_KINDS: ReadonlySet<string> = new Set(LOOP_KIND_LIST);
-const words = (s: string) => new Set(s.toLowerCase().match(/[a-z0-9_]+/g) ?? []);
 
-/** Shared words over all words (a stand-in for pg_trgm's similarity, 0..1). */
-function similarity(a: string, b: string): number {
-  const x = words(a);
-  const y = words(b);
-  if (x.size === 0 || y.size === 0) return 0;
-  let both = 0;
-  for (const w of x) if (y.has(w)) both += 1;
-  return both / (x.size + y.size - both);
+/** The lexical rung's rule for one lesson (LexicalQuery): its score, or null when it is not recalled. */
+function lexicalScore(q: LexicalQuery, l: Lesson): number | null {
+  const above = (v: number, t: number) => (v > t ? v : null);
+  if (q.mode === 'spec') return above(wordSimilarity(l.firstError ?? l.signature, q.query), 0.6);
+  if (q.mode === 'failure' && l.firstError !== null) {
+    return q.firstError ? above(similarity(l.firstError, q.firstError), 0.5) : null;
+  }
+  return above(similarity(l.signature, q.query), 0.1);
 }
 
 /**
@@ -59,6 +72,7 @@ export class MemoryStore implements Store {
     events: [] as EventRow[],
     lessons: [] as Lesson[],
     decisions: [] as DecisionRow[],
+    recalls: [] as RecallRow[],
   };
   private seq = 0;
   closed = false;
@@ -114,6 +128,7 @@ export class MemoryStore implements Store {
         fingerprint: l.fingerprint || null,
         firstError: l.firstError || null,
         scope: null,
+        forgottenAt: null,
       });
       return id;
     },
@@ -138,18 +153,71 @@ export class MemoryStore implements Store {
             (!exceptTicket || l.ticket !== exceptTicket),
         )
         .sort((a, b) => b.id - a.id),
-    recall: async (q: RecallQuery): Promise<RecalledLesson[]> =>
+    exact: async (q: ExactQuery): Promise<RecalledLesson[]> =>
+      q.fingerprint === ''
+        ? []
+        : this.recallable()
+            .filter((l) => l.repo === q.repo && l.fingerprint === q.fingerprint)
+            .sort((a, b) => b.id - a.id)
+            .slice(0, q.limit)
+            .map((l) => ({ ...l, similarity: 1, cosine: null })),
+    lexical: async (q: LexicalQuery): Promise<RecalledLesson[]> =>
+      q.query.trim() === ''
+        ? []
+        : this.recallable()
+            .filter((l) => l.repo === q.repo || l.scope === 'general')
+            .map((l) => ({ ...l, similarity: lexicalScore(q, l) ?? -1, cosine: null }))
+            .filter((l) => l.similarity >= 0)
+            .sort((a, b) => b.similarity - a.similarity || b.id - a.id)
+            .slice(0, q.limit),
+    recordRecalls: async (r: RecallsRecord): Promise<void> => {
+      for (const l of r.lessons) {
+        if (!this.tables.calls.some((c) => c.id === r.callId)) throw new Error(`no runs row ${r.callId}`);
+        if (!this.tables.lessons.some((x) => x.id === l.lessonId)) throw new Error(`no lesson ${l.lessonId}`);
+        this.tables.recalls.push({
+          id: this.next().id,
+          callId: r.callId,
+          runId: r.runId,
+          loop: r.loop,
+          lessonId: l.lessonId,
+          how: l.how,
+        });
+      }
+    },
+    list: async (q: { repo?: string | null }): Promise<LessonListed[]> =>
       this.tables.lessons
-        .filter((l) => l.resolvedAt !== null && (l.repo === q.repo || l.scope === 'general'))
-        .map((l) => ({
-          ...l,
-          similarity: Math.max(similarity(q.text, l.signature), similarity(q.text, l.firstError ?? '')),
-          cosine: null,
-        }))
-        .filter((l) => l.similarity > 0)
-        .sort((a, b) => b.similarity - a.similarity || b.id - a.id)
-        .slice(0, q.limit ?? 5),
+        .filter(
+          (l) =>
+            !q.repo ||
+            ((l.repo === q.repo || l.scope === 'general') && l.resolvedAt !== null && l.forgottenAt === null),
+        )
+        .sort((a, b) => b.id - a.id)
+        .map((l) => this.listed(l)),
+    get: async (id: number): Promise<LessonListed | null> => {
+      const l = this.tables.lessons.find((x) => x.id === id);
+      return l ? this.listed(l) : null;
+    },
+    setScope: async (id: number, scope: LessonScope): Promise<boolean> => {
+      const l = this.tables.lessons.find((x) => x.id === id);
+      if (l) l.scope = scope;
+      return l !== undefined;
+    },
+    forget: async (id: number): Promise<boolean> => {
+      const l = this.tables.lessons.find((x) => x.id === id);
+      if (l) l.forgottenAt ??= this.next().at;
+      return l !== undefined;
+    },
   };
+
+  private recallable(): Lesson[] {
+    return this.tables.lessons.filter((l) => l.resolvedAt !== null && l.forgottenAt === null);
+  }
+
+  private listed(l: Lesson): LessonListed {
+    const given = this.tables.recalls.filter((r) => r.lessonId === l.id);
+    const passed = given.filter((r) => this.tables.calls.find((c) => c.id === r.callId)?.progressed).length;
+    return { ...l, recalled: given.length, passed };
+  }
 
   decisions = {
     record: async (rows: DecisionRecord[]): Promise<number> => {

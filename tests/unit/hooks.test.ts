@@ -22,6 +22,9 @@ const prompt = (): PromptContext => ({
   ticket: 'T-1',
   loop: 1,
   mode: 'continue',
+  repo: 'shop',
+  runId: 'T-1-1700000000',
+  recall: { repo: 'shop', mode: 'spec', query: '# T-1', fingerprint: null, firstError: null },
   prompt: 'base',
   lessons: [],
   sections: [],
@@ -53,13 +56,16 @@ describe('observer hooks never fail a run', () => {
   test('a throwing beforePrompt tap passes its input through unchanged', async () => {
     const log = memoryLog();
     const hooks = createHooks(log);
-    hooks.beforePrompt.tapPromise('lessons', async (c) => ({ ...c, lessons: [...c.lessons, 'use the fixture'] }));
+    hooks.beforePrompt.tapPromise('lessons', async (c) => ({
+      ...c,
+      lessons: [...c.lessons, { seenBefore: 'E', fix: 'use the fixture' }],
+    }));
     hooks.beforePrompt.tapPromise('broken', async () => {
       throw new Error('boom');
     });
     hooks.beforePrompt.tap('suffix', (c) => ({ ...c, prompt: `${c.prompt}!` }));
     const out = await hooks.beforePrompt.promise(prompt());
-    expect(out.lessons).toEqual(['use the fixture']);
+    expect(out.lessons).toEqual([{ seenBefore: 'E', fix: 'use the fixture' }]);
     expect(out.prompt).toBe('base!');
     expect(log.lines).toEqual(['warn plugin broken: beforePrompt tap failed and was skipped: boom']);
   });

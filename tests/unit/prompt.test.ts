@@ -44,7 +44,9 @@ const loop = (extra: Partial<LoopPromptInput> = {}): LoopPromptInput => ({
   loop: 1,
   mode: 'continue',
   rubricCommand: 'npm test',
-  lessons: [],
+  repo: 'shop',
+  runId: 'SHOP-7-1700000000',
+  recall: { repo: 'shop', mode: 'spec', query: '# SHOP-7', fingerprint: null, firstError: null },
   findings: '',
   failure: '',
   ...extra,
@@ -116,16 +118,19 @@ describe('the loop prompt', () => {
   });
 
   it('adds lessons, findings and failure as blocks, in that order, before the instructions', () => {
-    const text = build(
-      loop({
-        mode: 'fix-review',
-        lessons: ['When X, do Y, because Z.', '- Already a list item\nwith a second line'],
-        findings: '- [blocker] src/a.ts: a stub\n',
-        failure: 'rubric failed (exit 1)\nline',
-      }),
+    const input = loop({
+      mode: 'fix-review',
+      findings: '- [blocker] src/a.ts: a stub\n',
+      failure: 'rubric failed (exit 1)\nline',
+    });
+    const ctx = loopPromptContext(input, source);
+    ctx.lessons.push(
+      { seenBefore: 'rubric failed (exit 1)\n\n  Error:   redis\tdown\n', fix: 'When X, do Y, because Z.' },
+      { seenBefore: `E ${'x'.repeat(300)}`, fix: 'Start redis first.\nThen run the tests.' },
     );
+    const text = renderLoopPrompt(ctx, input);
     expect(text).toContain(
-      '<rubric_command>npm test</rubric_command>\n<lessons>\n- When X, do Y, because Z.\n- Already a list item\n  with a second line\n</lessons>\n<review_findings>\n- [blocker] src/a.ts: a stub\n</review_findings>\n<failure>\nrubric failed (exit 1)\nline\n</failure>\n\n# Your task: act on the review',
+      `<rubric_command>npm test</rubric_command>\n<lessons>\n- Seen before: rubric failed (exit 1) Error: redis down\n  Fix: When X, do Y, because Z.\n- Seen before: E ${'x'.repeat(238)}\n  Fix: Start redis first.\n    Then run the tests.\n</lessons>\n<review_findings>\n- [blocker] src/a.ts: a stub\n</review_findings>\n<failure>\nrubric failed (exit 1)\nline\n</failure>\n\n# Your task: act on the review`,
     );
   });
 
@@ -147,16 +152,23 @@ describe('the loop prompt', () => {
   });
 
   it('gives beforePrompt taps the instructions, the lessons and extra sections to change', () => {
-    const input = loop({ lessons: ['one'] });
+    const input = loop();
     const ctx = loopPromptContext(input, source);
-    expect(ctx).toMatchObject({ ticket: 'SHOP-7', loop: 1, mode: 'continue', lessons: ['one'], sections: [] });
-    ctx.lessons.push('two from a plugin');
+    expect(ctx).toMatchObject({
+      ticket: 'SHOP-7',
+      loop: 1,
+      mode: 'continue',
+      repo: 'shop',
+      recall: { mode: 'spec', query: '# SHOP-7' },
+      lessons: [],
+      sections: [],
+    });
+    ctx.lessons.push({ seenBefore: 'two', fix: 'from a plugin' });
     ctx.sections.push({ title: 'Team Notes!', body: 'be brief' });
     ctx.prompt = 'Do the thing.\n';
     expect(renderLoopPrompt(ctx, input)).toBe(
-      '<spec_file>specs/SHOP-7.md</spec_file>\n<notes_file>specs/SHOP-7.notes.md</notes_file>\n<rubric_command>npm test</rubric_command>\n<lessons>\n- one\n- two from a plugin\n</lessons>\n<team_notes_>\nbe brief\n</team_notes_>\n\nDo the thing.\n',
+      '<spec_file>specs/SHOP-7.md</spec_file>\n<notes_file>specs/SHOP-7.notes.md</notes_file>\n<rubric_command>npm test</rubric_command>\n<lessons>\n- Seen before: two\n  Fix: from a plugin\n</lessons>\n<team_notes_>\nbe brief\n</team_notes_>\n\nDo the thing.\n',
     );
-    expect(input.lessons).toEqual(['one']);
   });
 
   it('uses a repository override and fills its placeholders', () => {

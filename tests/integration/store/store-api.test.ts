@@ -132,7 +132,7 @@ describe.each(BACKENDS)('store API on $name', (backend) => {
     expect(await store.lessons.openByFingerprint(repo, 'nope')).toEqual([]);
   });
 
-  it('recalls resolved lessons by text, and by embedding where pgvector exists', async () => {
+  it('recalls resolved lessons by text within the scope rule, and keeps embeddings where given', async () => {
     const repo = 'recall';
     const texts = [
       "TypeError: Cannot read properties of undefined (reading 'id') at handler",
@@ -158,20 +158,25 @@ describe.each(BACKENDS)('store API on $name', (backend) => {
     await store.lessons.resolve({ id: hidden, resolution: 'h', lesson: 'h', resolvedBy: 'me', scope: 'repo' });
     await store.lessons.open({ repo, ticket: 'PROJ-31', signature: texts[1] as string }); // open: never recalled
 
-    const byText = await store.lessons.recall({ repo, text: 'ECONNREFUSED 127.0.0.1:6380 redis connection refused' });
+    const byText = await store.lessons.lexical({
+      repo,
+      mode: 'text',
+      query: 'ECONNREFUSED 127.0.0.1:6380 redis connection refused',
+      firstError: null,
+      limit: 5,
+    });
     expect(byText.map((l) => l.id).sort()).toEqual([ids[1], general].sort());
     expect(byText[0]?.similarity).toBeGreaterThan(0.5);
 
     const info = await store.info();
-    const byVector = await store.lessons.recall({ repo, text: 'zzzz', embedding: unit(2) });
-    if (info.semanticRecall) {
-      expect(byVector[0]?.id).toBe(ids[2]);
-      expect(byVector[0]?.cosine).toBeCloseTo(1, 5);
-    } else {
-      expect(byVector).toEqual([]);
-      const row = await store.pool.query('SELECT embedding FROM lessons WHERE id = $1', [ids[2]]);
-      expect(row.rows[0].embedding).toHaveLength(384);
-    }
+    const row = await store.pool.query(
+      info.semanticRecall
+        ? 'SELECT (embedding <=> $2::vector) AS d FROM lessons WHERE id = $1'
+        : 'SELECT embedding FROM lessons WHERE id = $1',
+      info.semanticRecall ? [ids[2], `[${unit(2).join(',')}]`] : [ids[2]],
+    );
+    if (info.semanticRecall) expect(Number(row.rows[0].d)).toBeCloseTo(0, 5);
+    else expect(row.rows[0].embedding).toHaveLength(384);
   });
 
   it('records decisions in one go, tying them to the loop call and stripping URL credentials', async () => {

@@ -161,7 +161,13 @@ describe.each(BACKENDS)('schema upgrade on $name', (backend) => {
         fingerprint: 'f',
       });
       expect(id).toBe(3);
-      const recalled = await store.lessons.recall({ repo: 'old', text: 'sig one' });
+      const recalled = await store.lessons.lexical({
+        repo: 'old',
+        mode: 'text',
+        query: 'sig one',
+        firstError: null,
+        limit: 3,
+      });
       expect(recalled.map((l) => l.signature)).toEqual(['sig one']);
     } finally {
       await store.close();
