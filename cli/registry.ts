@@ -71,6 +71,8 @@ export const COMMANDS: CommandEntry[] = [
   entry(['decider', 'trust'], 'Setup', 'chalk decider trust | untrust URL', () => import('./decider-trust.js')),
   entry(['decider', 'untrust'], 'Setup', 'chalk decider trust | untrust URL', () => import('./decider-untrust.js')),
   entry(['decider', 'status'], 'Setup', 'chalk decider status', () => import('./decider-status.js')),
+  entry(['decider', 'up'], 'Setup', 'chalk decider up | down', () => import('./decider-up.js')),
+  entry(['decider', 'down'], 'Setup', 'chalk decider up | down', () => import('./decider-down.js')),
   entry(
     ['plugins'],
     'Setup',

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { UserError } from '../../core/errors.js';
 import { alive } from '../../core/process/pid.js';
 import { cleanUrl } from '../../core/store/decisions.js';
-import { acquireLock } from '../../core/store/embedded/lock.js';
+import { acquireLock } from '../../core/process/lock.js';
 import { connectionError } from '../../core/store/errors.js';
 import { psqlEnvironment } from '../../core/store/psql.js';
 import { describeUrl, urlWithoutPassword } from '../../core/store/target.js';

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { UserError } from '../../errors.js';
 import { PACKAGE_ROOT } from '../../paths.js';
 import { alive, readPid } from '../../process/pid.js';
-import { acquireLock, LockTimeout } from './lock.js';
+import { acquireLock, LockTimeout } from '../../process/lock.js';
 import type { EmbeddedPaths } from './paths.js';
 
 /** Whether something accepts connections on the socket (the server listens only once PGlite is ready). */

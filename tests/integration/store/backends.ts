@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { run } from '../../../core/process/run.js';
-import { acquireLock } from '../../../core/store/embedded/lock.js';
+import { acquireLock } from '../../../core/process/lock.js';
 import { embeddedPathsIn, ensureEmbedded, type StoreTarget, stopEmbedded } from '../../../core/store/index.js';
 
 /**

@@ -1,7 +1,7 @@
 import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { alive, readPid } from '../../process/pid.js';
+import { alive, readPid } from './pid.js';
 
 /** A holder that has made the lock directory but not yet written its pid gets this long. */
 const UNWRITTEN_GRACE_MS = 5_000;
@@ -18,16 +18,61 @@ export class LockTimeout extends Error {
 export async function acquireLock(path: string, timeoutMs: number): Promise<() => void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    const release = tryLock(path);
+    if (release) return release;
+    if (Date.now() > deadline) throw new LockTimeout(`timed out after ${Math.round(timeoutMs / 1000)}s on ${path}`);
+    await sleep(50 + Math.floor(Math.random() * 50));
+  }
+}
+
+/**
+ * One attempt at the lock (a stale one is cleared first): the release function, or
+ * null when a live process holds it.
+ */
+export function tryLock(path: string): (() => void) | null {
+  for (let attempt = 0; attempt < 2; attempt++) {
     try {
       mkdirSync(path, { mode: 0o700 });
       writeFileSync(join(path, 'pid'), `${process.pid}\n`);
-      return () => rmSync(path, { recursive: true, force: true });
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        rmSync(path, { recursive: true, force: true });
+      };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    clearIfStale(path);
-    if (Date.now() > deadline) throw new LockTimeout(`timed out after ${Math.round(timeoutMs / 1000)}s on ${path}`);
-    await sleep(50 + Math.floor(Math.random() * 50));
+    if (attempt === 0) clearIfStale(path);
+  }
+  return null;
+}
+
+export interface TurnOptions {
+  /** The longest the caller waits for its turn, in ms (0: one attempt). */
+  waitMs: number;
+  /** How often the lock is tried again while waiting (ms). */
+  pollMs?: number;
+  /** The caller gave up: stop waiting. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Waits for a turn at a lock several processes take turns at (a service that
+ * answers one request at a time): the release function once it is ours, or null
+ * when `waitMs` passed (or the signal aborted) first. Polls, since a directory
+ * lock has no wake-up; the poll interval bounds how late a turn is noticed.
+ */
+export async function waitForTurn(path: string, opts: TurnOptions): Promise<(() => void) | null> {
+  const until = Date.now() + Math.max(0, opts.waitMs);
+  const poll = opts.pollMs ?? 20;
+  for (;;) {
+    if (opts.signal?.aborted) return null;
+    const release = tryLock(path);
+    if (release) return release;
+    const left = until - Date.now();
+    if (left <= 0) return null;
+    await sleep(Math.min(poll, left));
   }
 }
 

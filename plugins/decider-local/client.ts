@@ -1,0 +1,97 @@
+import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { DecideOptions, DecisionReply } from '../../core/ports/decider.js';
+import { waitForTurn } from '../../core/process/lock.js';
+import { DecisionFailure } from '../../core/protocol/failure.js';
+import type { DecisionRequest } from '../../core/protocol/questions.js';
+import { HttpDecider, type HttpDeciderOptions } from '../decider-http/client.js';
+
+/** The longest a question waits for its turn at the local service. */
+export const TURN_WAIT_MS = 1_000;
+/** A call is not sent with less than this left (the loop's budget rule). */
+export const MIN_CALL_MS = 50;
+
+export interface LocalDeciderOptions extends HttpDeciderOptions {
+  /** The machine-wide lock every chalk process takes turns at (LocalDeciderPaths.askLock). */
+  askLock: string;
+  /** Touched on every question, so the idle watcher knows the service is in use. */
+  lastUsed?: string;
+  /** Called when a question found nothing listening (the run may start the service, never waiting on it). */
+  onUnreachable?: () => void;
+  /** Overrides TURN_WAIT_MS (tests of the rule only). */
+  turnWaitMs?: number;
+}
+
+/** Marks the service as used now (the idle watcher reads the file's time). */
+export function touch(file: string): void {
+  const now = new Date();
+  try {
+    utimesSync(file, now, now);
+  } catch {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    writeFileSync(file, '', { mode: 0o600 });
+  }
+}
+
+/**
+ * The local decider: decider protocol v1 to strands-decider on this machine's loopback
+ * (the same client as the hosted decider), taking turns. The service answers one question
+ * at a time, so every chalk process on the machine takes turns at one lock: a question
+ * waits at most a second for its turn, out of the time its caller gave it, then fails
+ * `busy` without sending anything. The health probe (a real question) takes a turn too;
+ * `GET /health` does not need one.
+ */
+export class LocalDecider extends HttpDecider {
+  override readonly name: string = 'local';
+  private readonly askLock: string;
+  private readonly lastUsed: string | undefined;
+  private readonly onUnreachable: (() => void) | undefined;
+  private readonly turnWaitMs: number;
+
+  constructor(opts: LocalDeciderOptions) {
+    super(opts);
+    this.askLock = opts.askLock;
+    this.lastUsed = opts.lastUsed;
+    this.onUnreachable = opts.onUnreachable;
+    this.turnWaitMs = opts.turnWaitMs ?? TURN_WAIT_MS;
+    mkdirSync(dirname(opts.askLock), { recursive: true, mode: 0o700 });
+  }
+
+  override async decide(req: DecisionRequest, opts: DecideOptions = {}): Promise<DecisionReply> {
+    const refused = this.unavailable();
+    if (refused) return super.decide(req, opts);
+    if (opts.signal?.aborted) return super.decide(req, opts);
+    const started = Date.now();
+    const deadline = opts.deadline ?? started + 60_000;
+    const left = deadline - started;
+    if (left < MIN_CALL_MS) {
+      return fail('budget', `${Math.max(0, left)} ms left, under the ${MIN_CALL_MS} ms a call needs`);
+    }
+    const release = await waitForTurn(this.askLock, {
+      waitMs: Math.min(this.turnWaitMs, left - MIN_CALL_MS),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    if (!release) {
+      if (opts.signal?.aborted) return fail('cancelled', 'cancelled while waiting for its turn');
+      return fail(
+        'busy',
+        `no turn at the local decider within ${Date.now() - started} ms (another question was being answered)`,
+      );
+    }
+    try {
+      if (deadline - Date.now() < MIN_CALL_MS) {
+        return fail('busy', `its turn came ${Date.now() - started} ms later, with too little time left to ask`);
+      }
+      if (this.lastUsed) touch(this.lastUsed);
+      const reply = await super.decide(req, { ...opts, deadline });
+      if (!reply.ok && reply.failure.kind === 'unreachable') this.onUnreachable?.();
+      return reply;
+    } finally {
+      release();
+    }
+  }
+}
+
+function fail(kind: 'budget' | 'busy' | 'cancelled', message: string): DecisionReply {
+  return { ok: false, failure: new DecisionFailure(kind, message, { retryable: false }) };
+}

@@ -1,0 +1,44 @@
+import type { Config } from '../../core/config/config.js';
+import { LOCAL_DECIDER } from '../../core/decision/select.js';
+import type { Plugin } from '../../core/kernel/kernel.js';
+import { Tokens } from '../../core/kernel/tokens.js';
+import { localDeciderPaths } from '../../core/layout.js';
+import { entryFromConfig } from '../decider-http/index.js';
+import { startInBackground } from './background.js';
+import { LocalDecider } from './client.js';
+
+/** The local decider at CHALK_DECIDER_URL; a question that finds nothing listening starts it in the background. */
+export function localDeciderFromConfig(config: Config, env: NodeJS.ProcessEnv = process.env): LocalDecider {
+  const paths = localDeciderPaths(env);
+  let woken = false;
+  return new LocalDecider({
+    entry: entryFromConfig(config),
+    url: config.str('CHALK_DECIDER_URL'),
+    askLock: paths.askLock,
+    lastUsed: paths.lastUsed,
+    onUnreachable: () => {
+      if (woken) return;
+      woken = true;
+      startInBackground(config, env);
+    },
+  });
+}
+
+/**
+ * The local decider: strands-decider on this machine's loopback, speaking decider protocol v1
+ * through the hosted decider's client, one question at a time across the machine. Offered as
+ * `local`; core's rule picks it for a loopback CHALK_DECIDER_URL. A run starting its sandbox
+ * starts the services in the background when they are installed and the decider is not off.
+ */
+const plugin: Plugin = {
+  name: 'decider-local',
+  register(kernel) {
+    kernel.offer('Decider', LOCAL_DECIDER, { useFactory: () => localDeciderFromConfig(kernel.config) });
+    kernel.hooks.beforeSandboxStart.tapPromise('decider-local', async () => {
+      if (kernel.boundByPlugin(Tokens.Decider) === undefined) return;
+      const decider = kernel.resolve(Tokens.Decider);
+      if (decider.name === LOCAL_DECIDER) startInBackground(kernel.config);
+    });
+  },
+};
+export default plugin;
