@@ -6,6 +6,7 @@ import { localDeciderPaths } from '../../core/layout.js';
 import { entryFromConfig } from '../decider-http/index.js';
 import { startInBackground } from './background.js';
 import { LocalDecider } from './client.js';
+import { readInstalled } from './installed.js';
 
 /** The local decider at CHALK_DECIDER_URL; a question that finds nothing listening starts it in the background. */
 export function localDeciderFromConfig(config: Config, env: NodeJS.ProcessEnv = process.env): LocalDecider {
@@ -27,12 +28,14 @@ export function localDeciderFromConfig(config: Config, env: NodeJS.ProcessEnv = 
 /**
  * The local decider: strands-decider on this machine's loopback, speaking decider protocol v1
  * through the hosted decider's client, one question at a time across the machine. Offered as
- * `local`; core's rule picks it for a loopback CHALK_DECIDER_URL. A run starting its sandbox
- * starts the services in the background when they are installed and the decider is not off.
+ * `local` once `chalk decider up` installed it (a loopback URL with nothing installed is any
+ * server there, reached as `hosted`); core's rule picks it for a loopback CHALK_DECIDER_URL. A
+ * run starting its sandbox starts the services in the background when the decider is not off.
  */
 const plugin: Plugin = {
   name: 'decider-local',
   register(kernel) {
+    if (readInstalled(localDeciderPaths().installed) === null) return;
     kernel.offer('Decider', LOCAL_DECIDER, { useFactory: () => localDeciderFromConfig(kernel.config) });
     kernel.hooks.beforeSandboxStart.tapPromise('decider-local', async () => {
       if (kernel.boundByPlugin(Tokens.Decider) === undefined) return;

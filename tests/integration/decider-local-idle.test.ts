@@ -1,0 +1,116 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { localDeciderPathsIn } from '../../core/layout.js';
+import { tryLock, waitForTurn } from '../../core/process/lock.js';
+import { alive } from '../../core/process/pid.js';
+import { LocalDecider } from '../../plugins/decider-local/client.js';
+import { FakeDecider } from '../fakes/decider-server.js';
+import { tempDir } from '../helpers/cli.js';
+
+/**
+ * The idle watcher (the built watch-main.js, a real process) stops both services once nothing
+ * asked for CHALK_DECIDER_IDLE_MINUTES (given here in ms), and keeps them while questions come;
+ * the turn lock's edges (a dead holder, a spent budget).
+ */
+
+const WATCH = join(import.meta.dirname, '..', '..', 'dist', 'plugins', 'decider-local', 'watch-main.js');
+const started: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of started.splice(0)) if (c.pid && alive(c.pid)) c.kill('SIGKILL');
+});
+
+function detached(args: string[]): ChildProcess {
+  const c = spawn(process.execPath, args, { detached: true, stdio: 'ignore' });
+  c.unref();
+  started.push(c);
+  return c;
+}
+
+function services(idleMs: number) {
+  const dir = join(tempDir(), 'decider');
+  mkdirSync(dir);
+  const paths = localDeciderPathsIn(dir);
+  const decider = detached(['-e', 'setInterval(() => {}, 1e9)']);
+  const embed = detached(['-e', 'setInterval(() => {}, 1e9)']);
+  writeFileSync(paths.deciderPid, `${decider.pid}\n`);
+  writeFileSync(paths.embedPid, `${embed.pid}\n`);
+  writeFileSync(paths.lastUsed, '');
+  const watcher = detached([WATCH, '--dir', dir, '--idle-ms', String(idleMs), '--every-ms', '100']);
+  writeFileSync(paths.watchPid, `${watcher.pid}\n`);
+  return { paths, pids: [decider.pid as number, embed.pid as number, watcher.pid as number] };
+}
+
+async function until(what: string, probe: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!probe()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+describe('the idle watcher', () => {
+  it('stops both services and itself once nothing was asked for the idle time', async () => {
+    const { pids } = services(300);
+    await until('every process to exit', () => pids.every((p) => !alive(p)));
+  });
+
+  it('keeps them while questions come, then stops them', async () => {
+    const { paths, pids } = services(1_500);
+    const end = Date.now() + 2_500;
+    while (Date.now() < end) {
+      const now = new Date();
+      utimesSync(paths.lastUsed, now, now);
+      await sleep(100);
+    }
+    expect(pids.every((p) => alive(p))).toBe(true);
+    await until('every process to exit', () => pids.every((p) => !alive(p)));
+  });
+
+  it('stops the other service when one is gone', async () => {
+    const { pids } = services(60_000);
+    process.kill(pids[0] as number, 'SIGKILL');
+    await until('the rest to exit', () => pids.every((p) => !alive(p)));
+  });
+});
+
+describe('turns at the local decider', () => {
+  it('a lock left by a dead process is cleared, and the turn comes', async () => {
+    const lock = join(tempDir(), 'ask.lock');
+    const dead = spawn(process.execPath, ['-e', '']);
+    await new Promise((r) => dead.once('exit', r));
+    mkdirSync(lock);
+    writeFileSync(join(lock, 'pid'), `${dead.pid}\n`);
+    const release = await waitForTurn(lock, { waitMs: 500 });
+    expect(release).not.toBeNull();
+    expect(tryLock(lock)).toBeNull();
+    release?.();
+    expect(tryLock(lock)).not.toBeNull();
+  });
+
+  it('a call with under 50 ms left is budget, and nothing is sent', async () => {
+    const fake = await new FakeDecider().start();
+    try {
+      const d = new LocalDecider({
+        entry: {
+          id: 'decider',
+          url: fake.url,
+          maxContextTokens: 4096,
+          limit: { kind: 'concurrency', maxConcurrent: 4 },
+        },
+        askLock: join(tempDir(), 'ask.lock'),
+      });
+      const req = { state: 's', questions: { stuck: { type: 'noul' as const, instructions: 'Stuck?' } } };
+      const r = await d.decide(req, { deadline: Date.now() + 30 });
+      expect(r.ok ? null : r.failure.kind).toBe('budget');
+      const ok = await d.decide(req, { deadline: Date.now() + 2_000 });
+      expect(ok.ok).toBe(true);
+      expect(fake.requests).toHaveLength(1);
+      await d.close();
+    } finally {
+      await fake.stop();
+    }
+  });
+});
