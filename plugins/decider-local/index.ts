@@ -1,12 +1,15 @@
 import type { Config } from '../../core/config/config.js';
 import { LOCAL_DECIDER } from '../../core/decision/select.js';
+import { isLocalUrl } from '../../core/decision/trust.js';
+import type { CheckResult, DoctorCheck } from '../../core/kernel/doctor.js';
 import type { Plugin } from '../../core/kernel/kernel.js';
 import { Tokens } from '../../core/kernel/tokens.js';
 import { localDeciderPaths } from '../../core/layout.js';
 import { entryFromConfig } from '../decider-http/index.js';
 import { startInBackground } from './background.js';
 import { LocalDecider } from './client.js';
-import { readInstalled } from './installed.js';
+import { modelRevision, readInstalled } from './installed.js';
+import { servicesRunning } from './services.js';
 
 /** The local decider at CHALK_DECIDER_URL; a question that finds nothing listening starts it in the background. */
 export function localDeciderFromConfig(config: Config, env: NodeJS.ProcessEnv = process.env): LocalDecider {
@@ -25,6 +28,29 @@ export function localDeciderFromConfig(config: Config, env: NodeJS.ProcessEnv = 
   });
 }
 
+/** `chalk doctor`'s line: what `chalk decider up` installed and measured, and whether it runs. */
+export function localDeciderCheck(config: Config, env: NodeJS.ProcessEnv = process.env): DoctorCheck {
+  return {
+    id: 'decider-local',
+    async run(): Promise<CheckResult> {
+      const label = 'local decider';
+      if (!isLocalUrl(config.str('CHALK_DECIDER_URL')))
+        return { status: '--', label, detail: 'not used (CHALK_DECIDER_URL is on another machine)' };
+      const paths = localDeciderPaths(env);
+      const installed = readInstalled(paths.installed);
+      if (!installed) return { status: '--', label, detail: 'not installed (chalk decider up installs it)' };
+      const state = servicesRunning(paths) ? 'running' : 'stopped (a run starts it)';
+      const median = installed.benchMs === null ? 'not measured' : `median ${installed.benchMs} ms`;
+      const slow = installed.benchMs !== null && installed.benchMs >= 1000;
+      return {
+        status: slow ? '--' : 'ok',
+        label,
+        detail: `${modelRevision(installed.decider)}, ${modelRevision(installed.embed)}, ${median}${slow ? ' (over 1 s: CHALK_DECIDER=on records as shadow)' : ''}, ${state}`,
+      };
+    },
+  };
+}
+
 /**
  * The local decider: strands-decider on this machine's loopback, speaking decider protocol v1
  * through the hosted decider's client, one question at a time across the machine. Offered as
@@ -35,6 +61,7 @@ export function localDeciderFromConfig(config: Config, env: NodeJS.ProcessEnv = 
 const plugin: Plugin = {
   name: 'decider-local',
   register(kernel) {
+    kernel.checks.push(localDeciderCheck(kernel.config));
     if (readInstalled(localDeciderPaths().installed) === null) return;
     kernel.offer('Decider', LOCAL_DECIDER, { useFactory: () => localDeciderFromConfig(kernel.config) });
     kernel.hooks.beforeSandboxStart.tapPromise('decider-local', async () => {

@@ -90,6 +90,34 @@ describe('turns at the local decider', () => {
     expect(tryLock(lock)).not.toBeNull();
   });
 
+  it('the health probe (no /health) takes a turn; GET /health does not', async () => {
+    const fake = await new FakeDecider().start(); // /health answers 404
+    const lock = join(tempDir(), 'ask.lock');
+    const held = tryLock(lock);
+    try {
+      const d = new LocalDecider({
+        entry: {
+          id: 'decider',
+          url: fake.url,
+          maxContextTokens: 4096,
+          limit: { kind: 'concurrency', maxConcurrent: 4 },
+        },
+        askLock: lock,
+      });
+      const h = await d.health();
+      expect(h).toMatchObject({ healthy: false, status: 'busy', via: 'probe' });
+      expect(fake.healthCalls).toBe(1);
+      expect(fake.requests).toHaveLength(0);
+      held?.();
+      expect(await d.health()).toMatchObject({ healthy: true, via: 'probe' });
+      expect(fake.requests).toHaveLength(1);
+      await d.close();
+    } finally {
+      held?.();
+      await fake.stop();
+    }
+  });
+
   it('a call with under 50 ms left is budget, and nothing is sent', async () => {
     const fake = await new FakeDecider().start();
     try {

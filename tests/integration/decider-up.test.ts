@@ -16,6 +16,7 @@ import { chalk, scratchRepo, tempDir } from '../helpers/cli.js';
  * and server run. Real processes on loopback; every test stops what it started.
  */
 
+const TOKEN = 'TOKEN-CANARY-7d41';
 const FAKES = join(import.meta.dirname, '..', 'fakes', 'local-decider');
 
 async function freePort(): Promise<number> {
@@ -67,6 +68,8 @@ beforeAll(async () => {
     STANDIN_OVERLAPS: join(root, 'overlaps'),
     CHALK_DECIDER_URL: `http://127.0.0.1:${await freePort()}`,
     CHALK_EMBED_URL: `http://127.0.0.1:${await freePort()}`,
+    CHALK_DECIDER_TOKEN: TOKEN,
+    ANTHROPIC_API_KEY: TOKEN,
   };
 });
 
@@ -137,6 +140,15 @@ describe('chalk decider up', () => {
     expect(Math.hypot(...(body.data[0]?.embedding ?? []))).toBeCloseTo(1, 3);
     for (const f of [paths().deciderPid, paths().embedPid, paths().watchPid])
       expect(alive(pidOf(f) as number)).toBe(true);
+    // The services get nothing of Chalk's: no token, no key, in their environment or arguments.
+    for (const f of [paths().deciderPid, paths().embedPid, paths().watchPid]) {
+      const pid = pidOf(f) as number;
+      expect(readFileSync(`/proc/${pid}/environ`, 'utf8')).not.toContain(TOKEN);
+      expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8')).not.toContain(TOKEN);
+    }
+    expect(r.stdout).not.toContain(TOKEN);
+    for (const log of [paths().deciderLog, paths().embedLog, paths().installed])
+      expect(readFileSync(log, 'utf8')).not.toContain(TOKEN);
     // The benchmark's 6 questions took turns.
     expect(existsSync(env.STANDIN_OVERLAPS as string)).toBe(false);
   });

@@ -8,6 +8,7 @@ import { Tokens } from '../../core/kernel/tokens.js';
 import { localDeciderPaths } from '../../core/layout.js';
 import type { Log } from '../../core/ports/log.js';
 import { BUILTIN_PLUGINS, BUILTINS } from '../../plugins/builtin.js';
+import { localDeciderCheck } from '../../plugins/decider-local/index.js';
 import { tempDir } from '../helpers/cli.js';
 
 const quiet: Log = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {}, child: () => quiet };
@@ -48,6 +49,29 @@ describe('the local decider plugin', () => {
     await d.close?.();
     expect((await boot({ CHALK_DECIDER_URL: 'https://decider.example.com' })).selected.get('Decider')).toBe('hosted');
     expect((await boot({})).resolve(Tokens.Embedder).dimensions).toBe(384);
+  });
+
+  it("doctor's line names the revisions and the median, and says when the machine is too slow for on", async () => {
+    const env = { XDG_STATE_HOME: tempDir() };
+    const config = loadConfig({ root: null, env: {}, keys: pluginKeyTable(BUILTINS) });
+    expect(await localDeciderCheck(config, env).run()).toEqual({
+      status: '--',
+      label: 'local decider',
+      detail: 'not installed (chalk decider up installs it)',
+    });
+    const file = localDeciderPaths(env).installed;
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, JSON.stringify(installed));
+    expect(await localDeciderCheck(config, env).run()).toEqual({
+      status: 'ok',
+      label: 'local decider',
+      detail:
+        'strands-decider-2B-hobson-v19@aaaaaaa, bge-small-en-v1.5@bbbbbbb, median 240 ms, stopped (a run starts it)',
+    });
+    writeFileSync(file, JSON.stringify({ ...installed, benchMs: 1400 }));
+    expect(((await localDeciderCheck(config, env).run()) as { detail?: string }).detail).toMatch(
+      /median 1400 ms \(over 1 s: CHALK_DECIDER=on records as shadow\)/,
+    );
   });
 
   it('a record that is not one counts as not installed', async () => {
