@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { alive, readPid } from './pid.js';
@@ -38,7 +38,12 @@ export function tryLock(path: string): (() => void) | null {
       return () => {
         if (released) return;
         released = true;
-        rmSync(path, { recursive: true, force: true });
+        try {
+          unlinkSync(join(path, 'pid'));
+          rmdirSync(path);
+        } catch {
+          rmSync(path, { recursive: true, force: true });
+        }
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
