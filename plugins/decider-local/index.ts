@@ -2,7 +2,7 @@ import type { Config } from '../../core/config/config.js';
 import { LOCAL_DECIDER } from '../../core/decision/select.js';
 import { isLocalUrl } from '../../core/decision/trust.js';
 import type { CheckResult, DoctorCheck } from '../../core/kernel/doctor.js';
-import type { Plugin } from '../../core/kernel/kernel.js';
+import type { Kernel, Plugin } from '../../core/kernel/kernel.js';
 import { Tokens } from '../../core/kernel/tokens.js';
 import { localDeciderPaths } from '../../core/layout.js';
 import { entryFromConfig } from '../decider-http/index.js';
@@ -51,6 +51,11 @@ export function localDeciderCheck(config: Config, env: NodeJS.ProcessEnv = proce
   };
 }
 
+/** Whether the Decider a run gets is this plugin's `local` (core's selection chose it, and no plugin bound another). */
+export function localIsBound(kernel: Kernel): boolean {
+  return kernel.boundByPlugin(Tokens.Decider) === 'selection' && kernel.selected.get('Decider') === LOCAL_DECIDER;
+}
+
 /**
  * The local decider: strands-decider on this machine's loopback, speaking decider protocol v1
  * through the hosted decider's client, one question at a time across the machine. Offered as
@@ -65,9 +70,7 @@ const plugin: Plugin = {
     if (readInstalled(localDeciderPaths().installed) === null) return;
     kernel.offer('Decider', LOCAL_DECIDER, { useFactory: () => localDeciderFromConfig(kernel.config) });
     kernel.hooks.beforeSandboxStart.tapPromise('decider-local', async () => {
-      if (kernel.boundByPlugin(Tokens.Decider) === undefined) return;
-      const decider = kernel.resolve(Tokens.Decider);
-      if (decider.name === LOCAL_DECIDER) startInBackground(kernel.config);
+      if (localIsBound(kernel)) startInBackground(kernel.config);
     });
   },
 };

@@ -8,7 +8,7 @@ import { Tokens } from '../../core/kernel/tokens.js';
 import { localDeciderPaths } from '../../core/layout.js';
 import type { Log } from '../../core/ports/log.js';
 import { BUILTIN_PLUGINS, BUILTINS } from '../../plugins/builtin.js';
-import { localDeciderCheck } from '../../plugins/decider-local/index.js';
+import { localDeciderCheck, localIsBound } from '../../plugins/decider-local/index.js';
 import { tempDir } from '../helpers/cli.js';
 
 const quiet: Log = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {}, child: () => quiet };
@@ -44,6 +44,8 @@ describe('the local decider plugin', () => {
     writeFileSync(file, JSON.stringify(installed));
     const kernel = await boot({});
     expect(kernel.selected.get('Decider')).toBe('local');
+    expect(localIsBound(kernel)).toBe(true);
+    expect(localIsBound(await boot({ CHALK_DECIDER_PROVIDER: 'hosted' }))).toBe(false);
     const d = kernel.resolve(Tokens.Decider);
     expect(d.name).toBe('local');
     await d.close?.();
