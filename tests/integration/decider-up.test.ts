@@ -1,5 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -149,6 +150,17 @@ describe('chalk decider up', () => {
     expect(r.stdout).not.toContain(TOKEN);
     for (const log of [paths().deciderLog, paths().embedLog, paths().installed])
       expect(readFileSync(log, 'utf8')).not.toContain(TOKEN);
+    // Nothing off this machine (a sandbox on a bridge network included) can reach them: both bind 127.0.0.1 only.
+    expect(readFileSync(`/proc/${pidOf(paths().deciderPid)}/cmdline`, 'utf8').split('\0')).toEqual(
+      expect.arrayContaining(['serve', '--host', '127.0.0.1']),
+    );
+    const outside = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+    if (outside) {
+      const port = new URL(env.CHALK_EMBED_URL as string).port;
+      await expect(fetch(`http://${outside}:${port}/health`)).rejects.toThrow();
+    }
     // The benchmark's 6 questions took turns.
     expect(existsSync(env.STANDIN_OVERLAPS as string)).toBe(false);
   });
