@@ -1,6 +1,6 @@
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { DecideOptions, DecisionReply } from '../../core/ports/decider.js';
+import type { DecideOptions, DecisionReply, HealthReport } from '../../core/ports/decider.js';
 import { waitForTurn } from '../../core/process/lock.js';
 import { DecisionFailure } from '../../core/protocol/failure.js';
 import type { DecisionRequest } from '../../core/protocol/questions.js';
@@ -20,6 +20,11 @@ export interface LocalDeciderOptions extends HttpDeciderOptions {
   onUnreachable?: () => void;
   /** Overrides TURN_WAIT_MS (tests of the rule only). */
   turnWaitMs?: number;
+  /**
+   * The installed model's revision: answers name the model as `<model>@<first 7>`, so a new
+   * revision is a new model to calibrate (the server names only the checkpoint).
+   */
+  revision?: string;
 }
 
 /** Marks the service as used now (the idle watcher reads the file's time). */
@@ -47,6 +52,7 @@ export class LocalDecider extends HttpDecider {
   private readonly lastUsed: string | undefined;
   private readonly onUnreachable: (() => void) | undefined;
   private readonly turnWaitMs: number;
+  private readonly revision: string | undefined;
 
   constructor(opts: LocalDeciderOptions) {
     super(opts);
@@ -54,7 +60,18 @@ export class LocalDecider extends HttpDecider {
     this.lastUsed = opts.lastUsed;
     this.onUnreachable = opts.onUnreachable;
     this.turnWaitMs = opts.turnWaitMs ?? TURN_WAIT_MS;
+    this.revision = opts.revision;
     mkdirSync(dirname(opts.askLock), { recursive: true, mode: 0o700 });
+  }
+
+  /** `<model>@<revision's first 7>`, unless the server already named a revision. */
+  private named(model: string): string {
+    return this.revision && !model.includes('@') ? `${model}@${this.revision.slice(0, 7)}` : model;
+  }
+
+  override async health(opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<HealthReport> {
+    const h = await super.health(opts);
+    return h.model ? { ...h, model: this.named(h.model) } : h;
   }
 
   override async decide(req: DecisionRequest, opts: DecideOptions = {}): Promise<DecisionReply> {
@@ -85,7 +102,9 @@ export class LocalDecider extends HttpDecider {
       if (this.lastUsed) touch(this.lastUsed);
       const reply = await super.decide(req, { ...opts, deadline });
       if (!reply.ok && reply.failure.kind === 'unreachable') this.onUnreachable?.();
-      return reply;
+      return reply.ok && this.revision
+        ? { ok: true, response: { ...reply.response, model: this.named(reply.response.model) } }
+        : reply;
     } finally {
       release();
     }

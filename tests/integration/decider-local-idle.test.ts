@@ -118,6 +118,32 @@ describe('turns at the local decider', () => {
     }
   });
 
+  it('answers and health name the installed revision', async () => {
+    const fake = await new FakeDecider({
+      model: 'strands-decider-2B-hobson-v19',
+      health: { status: 200, body: { status: 'ok', model: 'strands-decider-2B-hobson-v19' } },
+    }).start();
+    try {
+      const d = new LocalDecider({
+        entry: {
+          id: 'decider',
+          url: fake.url,
+          maxContextTokens: 4096,
+          limit: { kind: 'concurrency', maxConcurrent: 4 },
+        },
+        askLock: join(tempDir(), 'ask.lock'),
+        revision: '4f1c2a9e0b7d'.padEnd(40, '0'),
+      });
+      const req = { state: 's', questions: { stuck: { type: 'noul' as const, instructions: 'Stuck?' } } };
+      const r = await d.decide(req, { deadline: Date.now() + 2_000 });
+      expect(r.ok && r.response.model).toBe('strands-decider-2B-hobson-v19@4f1c2a9');
+      expect((await d.health()).model).toBe('strands-decider-2B-hobson-v19@4f1c2a9');
+      await d.close();
+    } finally {
+      await fake.stop();
+    }
+  });
+
   it('a call with under 50 ms left is budget, and nothing is sent', async () => {
     const fake = await new FakeDecider().start();
     try {
