@@ -5,6 +5,7 @@
  *
  * Wire outcomes (the client's):
  * - `unreachable`  could not connect, or the connection broke before an answer
+ * - `starting`     nothing listens yet, but the local service's process lives and is within its start time
  * - `timeout`      no full answer within the call's deadline
  * - `auth`         401 or 403
  * - `rejected`     another 4xx (422: the request broke the server's schema); 429 is `rejected` too, but retryable
@@ -21,6 +22,7 @@
  */
 export type FailureKind =
   | 'unreachable'
+  | 'starting'
   | 'timeout'
   | 'auth'
   | 'rejected'
@@ -35,6 +37,7 @@ export type FailureKind =
 
 export const FAILURE_KINDS: readonly FailureKind[] = [
   'unreachable',
+  'starting',
   'timeout',
   'auth',
   'rejected',

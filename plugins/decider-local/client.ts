@@ -18,6 +18,8 @@ export interface LocalDeciderOptions extends HttpDeciderOptions {
   lastUsed?: string;
   /** Called when a question found nothing listening (the run may start the service, never waiting on it). */
   onUnreachable?: () => void;
+  /** Why nothing listens yet though the service is on its way (its process lives, within its start time), or null. */
+  starting?: () => string | null;
   /** Overrides TURN_WAIT_MS (tests of the rule only). */
   turnWaitMs?: number;
   /**
@@ -51,6 +53,7 @@ export class LocalDecider extends HttpDecider {
   private readonly askLock: string;
   private readonly lastUsed: string | undefined;
   private readonly onUnreachable: (() => void) | undefined;
+  private readonly starting: (() => string | null) | undefined;
   private readonly turnWaitMs: number;
   private readonly revision: string | undefined;
 
@@ -59,6 +62,7 @@ export class LocalDecider extends HttpDecider {
     this.askLock = opts.askLock;
     this.lastUsed = opts.lastUsed;
     this.onUnreachable = opts.onUnreachable;
+    this.starting = opts.starting;
     this.turnWaitMs = opts.turnWaitMs ?? TURN_WAIT_MS;
     this.revision = opts.revision;
     mkdirSync(dirname(opts.askLock), { recursive: true, mode: 0o700 });
@@ -101,7 +105,11 @@ export class LocalDecider extends HttpDecider {
       }
       if (this.lastUsed) touch(this.lastUsed);
       const reply = await super.decide(req, { ...opts, deadline });
-      if (!reply.ok && reply.failure.kind === 'unreachable') this.onUnreachable?.();
+      if (!reply.ok && reply.failure.kind === 'unreachable') {
+        const starting = this.starting?.();
+        if (starting) return fail('starting', starting);
+        this.onUnreachable?.();
+      }
       return reply.ok && this.revision
         ? { ok: true, response: { ...reply.response, model: this.named(reply.response.model) } }
         : reply;
@@ -111,6 +119,6 @@ export class LocalDecider extends HttpDecider {
   }
 }
 
-function fail(kind: 'budget' | 'busy' | 'cancelled', message: string): DecisionReply {
+function fail(kind: 'budget' | 'busy' | 'cancelled' | 'starting', message: string): DecisionReply {
   return { ok: false, failure: new DecisionFailure(kind, message, { retryable: false }) };
 }

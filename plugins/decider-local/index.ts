@@ -9,7 +9,8 @@ import { entryFromConfig } from '../decider-http/index.js';
 import { startInBackground } from './background.js';
 import { LocalDecider } from './client.js';
 import { modelRevision, readInstalled } from './installed.js';
-import { servicesRunning } from './services.js';
+import { servicesRunning, startingReason } from './services.js';
+import { startTimeoutMs } from './up.js';
 
 /** The local decider at CHALK_DECIDER_URL; a question that finds nothing listening starts it in the background. */
 export function localDeciderFromConfig(config: Config, env: NodeJS.ProcessEnv = process.env): LocalDecider {
@@ -22,6 +23,7 @@ export function localDeciderFromConfig(config: Config, env: NodeJS.ProcessEnv = 
     url: config.str('CHALK_DECIDER_URL'),
     askLock: paths.askLock,
     lastUsed: paths.lastUsed,
+    starting: () => startingReason(paths, startTimeoutMs(config)),
     onUnreachable: () => {
       if (woken) return;
       woken = true;

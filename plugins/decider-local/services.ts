@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -66,6 +66,24 @@ function launch(opts: {
   } finally {
     closeSync(out);
   }
+}
+
+/**
+ * Why the local decider answers nothing yet though it is on its way: its process lives and
+ * started less than `startMs` ago (it is loading its model). Null otherwise (it is down, or it
+ * had its time and is not answering: that is `unreachable`).
+ */
+export function startingReason(paths: LocalDeciderPaths, startMs: number, now = Date.now()): string | null {
+  const pid = readPid(paths.deciderPid);
+  if (pid === null || !alive(pid)) return null;
+  let since: number;
+  try {
+    since = now - statSync(paths.deciderPid).mtimeMs;
+  } catch {
+    return null;
+  }
+  if (since >= startMs) return null;
+  return `the local decider is still starting (pid ${pid}, started ${Math.round(since / 1000)}s ago)`;
 }
 
 /** Whether both services' processes live. */

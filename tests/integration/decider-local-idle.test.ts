@@ -7,6 +7,7 @@ import { localDeciderPathsIn } from '../../core/layout.js';
 import { tryLock, waitForTurn } from '../../core/process/lock.js';
 import { alive } from '../../core/process/pid.js';
 import { LocalDecider } from '../../plugins/decider-local/client.js';
+import { startingReason } from '../../plugins/decider-local/services.js';
 import { FakeDecider } from '../fakes/decider-server.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -142,6 +143,45 @@ describe('turns at the local decider', () => {
     } finally {
       await fake.stop();
     }
+  });
+
+  it('nothing listening while its process loads is `starting`; after its start time, `unreachable`, and the run is told to start it', async () => {
+    const dir = join(tempDir(), 'decider');
+    mkdirSync(dir);
+    const paths = localDeciderPathsIn(dir);
+    const loading = detached(['-e', 'setInterval(() => {}, 1e9)']);
+    writeFileSync(paths.deciderPid, `${loading.pid}\n`);
+    const closed = await new FakeDecider().start();
+    const url = closed.url;
+    await closed.stop();
+    let wakes = 0;
+    const ask = async (startMs: number) => {
+      const d = new LocalDecider({
+        entry: { id: 'decider', url, maxContextTokens: 4096, limit: { kind: 'concurrency', maxConcurrent: 4 } },
+        askLock: paths.askLock,
+        starting: () => startingReason(paths, startMs),
+        onUnreachable: () => {
+          wakes++;
+        },
+      });
+      const r = await d.decide(
+        { state: 's', questions: { q: { type: 'noul', instructions: 'Stuck?' } } },
+        {
+          deadline: Date.now() + 1_000,
+        },
+      );
+      await d.close();
+      return r.ok ? null : r.failure;
+    };
+    const early = await ask(120_000);
+    expect(early?.kind).toBe('starting');
+    expect(early?.message).toMatch(/^the local decider is still starting \(pid \d+, started \d+s ago\)$/);
+    expect(wakes).toBe(0);
+    expect((await ask(0))?.kind).toBe('unreachable');
+    expect(wakes).toBe(1);
+    loading.kill('SIGKILL');
+    await until('the loader to exit', () => !alive(loading.pid as number));
+    expect(startingReason(paths, 120_000)).toBeNull();
   });
 
   it('a call with under 50 ms left is budget, and nothing is sent', async () => {
