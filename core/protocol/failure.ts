@@ -5,7 +5,7 @@
  *
  * Wire outcomes (the client's):
  * - `unreachable`  could not connect, or the connection broke before an answer
- * - `starting`     nothing listens yet, but the local service's process lives and is within its start time
+ * - `starting`     could not connect to a local service that is still loading its model (a local provider's word)
  * - `timeout`      no full answer within the call's deadline
  * - `auth`         401 or 403
  * - `rejected`     another 4xx (422: the request broke the server's schema); 429 is `rejected` too, but retryable

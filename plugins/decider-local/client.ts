@@ -27,7 +27,12 @@ export interface LocalDeciderOptions extends HttpDeciderOptions {
    * revision is a new model to calibrate (the server names only the checkpoint).
    */
   revision?: string;
+  /** The median answer time `chalk decider up` measured (ms), or null when it was not measured. */
+  medianMs?: number | null;
 }
+
+/** A local service whose measured median is at or over this is too slow for `on`. */
+export const SLOW_MEDIAN_MS = 1_000;
 
 /** Marks the service as used now (the idle watcher reads the file's time). */
 export function touch(file: string): void {
@@ -56,6 +61,7 @@ export class LocalDecider extends HttpDecider {
   private readonly starting: (() => string | null) | undefined;
   private readonly turnWaitMs: number;
   private readonly revision: string | undefined;
+  private readonly medianMs: number | null | undefined;
 
   constructor(opts: LocalDeciderOptions) {
     super(opts);
@@ -65,7 +71,16 @@ export class LocalDecider extends HttpDecider {
     this.starting = opts.starting;
     this.turnWaitMs = opts.turnWaitMs ?? TURN_WAIT_MS;
     this.revision = opts.revision;
+    this.medianMs = opts.medianMs;
     mkdirSync(dirname(opts.askLock), { recursive: true, mode: 0o700 });
+  }
+
+  /** `on` records as shadow on a machine where the service was measured at a median of 1 s or more, or never measured. */
+  holdReason(): string | null {
+    if (this.medianMs === undefined) return null;
+    if (this.medianMs === null) return 'the local decider was never measured on this machine (run: chalk decider up)';
+    if (this.medianMs < SLOW_MEDIAN_MS) return null;
+    return `the local decider answers in a median of ${this.medianMs} ms on this machine (chalk decider up measured it), and a loop can wait under 1 s`;
   }
 
   /** `<model>@<revision's first 7>`, unless the server already named a revision. */

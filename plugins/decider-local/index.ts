@@ -15,10 +15,12 @@ import { startTimeoutMs } from './up.js';
 /** The local decider at CHALK_DECIDER_URL; a question that finds nothing listening starts it in the background. */
 export function localDeciderFromConfig(config: Config, env: NodeJS.ProcessEnv = process.env): LocalDecider {
   const paths = localDeciderPaths(env);
-  const revision = readInstalled(paths.installed)?.decider.revision;
+  const installed = readInstalled(paths.installed);
+  const revision = installed?.decider.revision;
   let woken = false;
   return new LocalDecider({
     ...(revision ? { revision } : {}),
+    ...(installed ? { medianMs: installed.benchMs } : {}),
     entry: entryFromConfig(config),
     url: config.str('CHALK_DECIDER_URL'),
     askLock: paths.askLock,

@@ -119,6 +119,27 @@ describe('turns at the local decider', () => {
     }
   });
 
+  it('holds on to shadow when the measured median is 1 s or more, or was never measured', () => {
+    const entry = {
+      id: 'decider',
+      url: 'http://127.0.0.1:1',
+      maxContextTokens: 4096,
+      limit: { kind: 'concurrency' as const, maxConcurrent: 4 },
+    };
+    const at = (medianMs?: number | null) =>
+      new LocalDecider({
+        entry,
+        askLock: join(tempDir(), 'ask.lock'),
+        ...(medianMs !== undefined ? { medianMs } : {}),
+      }).holdReason();
+    expect(at(999)).toBeNull();
+    expect(at(1_000)).toBe(
+      'the local decider answers in a median of 1000 ms on this machine (chalk decider up measured it), and a loop can wait under 1 s',
+    );
+    expect(at(null)).toMatch(/never measured.*chalk decider up/);
+    expect(at()).toBeNull();
+  });
+
   it('answers and health name the installed revision', async () => {
     const fake = await new FakeDecider({
       model: 'strands-decider-2B-hobson-v19',
