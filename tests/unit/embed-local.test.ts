@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { Embedder } from '../../core/ports/embedder.js';
-import type { LessonResolve, Store } from '../../core/ports/store.js';
-import { benchState, median } from '../../plugins/decider-local/bench.js';
 import {
   backfillLessonEmbeddings,
   type LessonEmbeddingStore,
   lessonEmbeddingText,
   resolveWithEmbedding,
-} from '../../plugins/embed-local/lessons.js';
+} from '../../core/embedding/lessons.js';
+import type { Embedder } from '../../core/ports/embedder.js';
+import type { LessonResolve, Store } from '../../core/ports/store.js';
+import { benchState, median } from '../../plugins/decider-local/bench.js';
 import { readEmbedRequest } from '../../plugins/embed-local/service.js';
 import { EmbeddingRefused, normalise, readEmbeddings, vectorLength } from '../../plugins/embed-local/wire.js';
 

@@ -1,5 +1,5 @@
-import type { Embedder } from '../../core/ports/embedder.js';
-import type { LessonResolve, Store } from '../../core/ports/store.js';
+import type { Embedder } from '../ports/embedder.js';
+import type { LessonResolve, Store } from '../ports/store.js';
 
 /** What a lesson's embedding is made of: its rule when one was distilled, else the person's resolution. */
 export function lessonEmbeddingText(lesson: { lesson: string | null; resolution: string | null }): string | null {
