@@ -68,11 +68,11 @@ export const COMMANDS: CommandEntry[] = [
   ),
   entry(['share'], 'Work', 'chalk share [--days N] [--output FILE] [--json]', () => import('./share.js')),
   entry(['why'], 'Failure lifecycle', 'chalk why [TICKET]', () => import('./why.js')),
+  entry(['decider', 'up'], 'Setup', 'chalk decider up | down', () => import('./decider-up.js')),
+  entry(['decider', 'down'], 'Setup', 'chalk decider up | down', () => import('./decider-down.js')),
   entry(['decider', 'trust'], 'Setup', 'chalk decider trust | untrust URL', () => import('./decider-trust.js')),
   entry(['decider', 'untrust'], 'Setup', 'chalk decider trust | untrust URL', () => import('./decider-untrust.js')),
   entry(['decider', 'status'], 'Setup', 'chalk decider status', () => import('./decider-status.js')),
-  entry(['decider', 'up'], 'Setup', 'chalk decider up | down', () => import('./decider-up.js')),
-  entry(['decider', 'down'], 'Setup', 'chalk decider up | down', () => import('./decider-down.js')),
   entry(
     ['plugins'],
     'Setup',
