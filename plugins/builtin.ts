@@ -26,6 +26,8 @@ export const BUILTINS: readonly BuiltinPlugin[] = [
     configuration: DECIDER_HTTP_KEYS,
     load: async () => (await import('./decider-http/index.js')).default,
   },
+  { name: 'decider-local', load: async () => (await import('./decider-local/index.js')).default },
+  { name: 'embed-local', load: async () => (await import('./embed-local/index.js')).default },
   {
     name: 'sandbox-docker',
     configuration: SANDBOX_PLUGIN_KEYS,

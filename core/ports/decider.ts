@@ -44,6 +44,12 @@ export interface Decider extends DecisionClient {
   readonly entry: DeciderEntry;
   /** Why this decider must be sent nothing (e.g. an untrusted address), or null when it may be asked. */
   unavailable(): string | null;
+  /**
+   * Why `CHALK_DECIDER=on` must only record (as shadow) with this provider whatever its
+   * calibration, e.g. a local service measured slower than a loop can wait; null when nothing
+   * holds it. Optional: a provider without it is never held.
+   */
+  holdReason?(): string | null;
   /** Health per the protocol page: `/health`, else one probe when it answers 404/405. */
   health(opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<HealthReport>;
   /** Closes the connections it keeps (so a command exits at once). */

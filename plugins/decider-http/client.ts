@@ -18,17 +18,6 @@ export interface HttpDeciderOptions {
   dispatcher?: Dispatcher;
 }
 
-const CONNECT_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_CLOSED',
-]);
-
 function errorCode(err: unknown): string {
   let e = err as { code?: string; cause?: unknown } | undefined;
   for (let i = 0; e && i < 5; i++) {
@@ -39,12 +28,30 @@ function errorCode(err: unknown): string {
 }
 
 /**
+ * Why a request over undici got no answer, by name: the caller cancelled, its time ran
+ * out, or the address could not be reached (the code, never the message, which may
+ * carry the URL). Shared by every HTTP client of the host services (decider, embeddings).
+ */
+export function classifyTransportError(err: unknown, timedOut: boolean, caller?: AbortSignal): DecisionFailure {
+  if (caller?.aborted) return new DecisionFailure('cancelled', 'cancelled by the caller', { retryable: false });
+  if (timedOut) return new DecisionFailure('timeout', 'no full answer within the time left', { retryable: false });
+  const code = errorCode(err);
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    // No retry changes DNS.
+    return new DecisionFailure('unreachable', `could not be reached: the host name does not resolve (${code})`, {
+      retryable: false,
+    });
+  }
+  return new DecisionFailure('unreachable', `could not be reached (${code})`);
+}
+
+/**
  * Decider protocol v1 over undici: `POST <url>/v1/systemone`, one round trip,
  * every outcome classified. The token is only ever an Authorization header; no
  * message carries it or the state.
  */
 export class HttpDecider implements Decider {
-  readonly name = 'http';
+  readonly name: string = 'http';
   readonly entry: DeciderEntry;
   private readonly base: string;
   private readonly dispatcher: Dispatcher;
@@ -121,19 +128,7 @@ export class HttpDecider implements Decider {
   }
 
   private classify(err: unknown, timedOut: boolean, caller?: AbortSignal): DecisionFailure {
-    if (caller?.aborted) return new DecisionFailure('cancelled', 'cancelled by the caller', { retryable: false });
-    if (timedOut) return new DecisionFailure('timeout', 'no full answer within the time left', { retryable: false });
-    const code = errorCode(err);
-    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-      // No retry changes DNS.
-      return new DecisionFailure('unreachable', `could not be reached: the host name does not resolve (${code})`, {
-        retryable: false,
-      });
-    }
-    if (CONNECT_CODES.has(code) || code === 'unknown') {
-      return new DecisionFailure('unreachable', `could not be reached (${code})`);
-    }
-    return new DecisionFailure('unreachable', `could not be reached (${code})`);
+    return classifyTransportError(err, timedOut, caller);
   }
 
   /**

@@ -6,8 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { UserError } from '../../errors.js';
 import { PACKAGE_ROOT } from '../../paths.js';
+import { acquireLock, LockTimeout } from '../../process/lock.js';
 import { alive, readPid } from '../../process/pid.js';
-import { acquireLock, LockTimeout } from './lock.js';
 import type { EmbeddedPaths } from './paths.js';
 
 /** Whether something accepts connections on the socket (the server listens only once PGlite is ready). */

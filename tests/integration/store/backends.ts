@@ -2,8 +2,8 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, sta
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { acquireLock } from '../../../core/process/lock.js';
 import { run } from '../../../core/process/run.js';
-import { acquireLock } from '../../../core/store/embedded/lock.js';
 import { embeddedPathsIn, ensureEmbedded, type StoreTarget, stopEmbedded } from '../../../core/store/index.js';
 
 /**

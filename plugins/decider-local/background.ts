@@ -1,0 +1,57 @@
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Config } from '../../core/config/config.js';
+import { isLocalUrl } from '../../core/decision/trust.js';
+import { localDeciderPaths } from '../../core/layout.js';
+import { readInstalled } from './installed.js';
+import { portOf, servicesRunning } from './services.js';
+import { startTimeoutMs } from './up.js';
+
+/** Why a run does not start the local services, or null when it does. */
+export function whyNotStart(config: Config, env: NodeJS.ProcessEnv = process.env): string | null {
+  if (config.str('CHALK_DECIDER') === 'off') return 'the decider is off';
+  if (!isLocalUrl(config.str('CHALK_DECIDER_URL')) || !isLocalUrl(config.str('CHALK_EMBED_URL')))
+    return 'the decider is not on this machine';
+  const paths = localDeciderPaths(env);
+  if (!readInstalled(paths.installed)) return 'the local decider is not installed (chalk decider up)';
+  if (servicesRunning(paths)) return 'it is already running';
+  return null;
+}
+
+/**
+ * Starts the local decider and embedding service in the background when they are installed
+ * and needed (the decider not off, both URLs on this machine, not already running): a detached
+ * process (start-main.js) does it, offline, and the caller never waits on it. Returns whether
+ * a start was launched; a question before they are healthy simply gets no answer.
+ */
+export function startInBackground(config: Config, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (whyNotStart(config, env) !== null) return false;
+  const paths = localDeciderPaths(env);
+  mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+  const out = openSync(paths.deciderLog, 'a', 0o600);
+  try {
+    const child = spawn(
+      process.execPath,
+      [
+        fileURLToPath(new URL('./start-main.js', import.meta.url)),
+        '--dir',
+        paths.dir,
+        '--decider-port',
+        String(portOf(config.str('CHALK_DECIDER_URL'))),
+        '--embed-port',
+        String(portOf(config.str('CHALK_EMBED_URL'))),
+        '--idle-ms',
+        String(config.num('CHALK_DECIDER_IDLE_MINUTES') * 60_000),
+        '--timeout-ms',
+        String(startTimeoutMs(config)),
+      ],
+      { detached: true, stdio: ['ignore', out, out], env: { PATH: env.PATH ?? '', HOME: env.HOME ?? '' } },
+    );
+    child.on('error', () => {});
+    child.unref();
+  } finally {
+    closeSync(out);
+  }
+  return true;
+}

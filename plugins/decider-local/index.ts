@@ -1,0 +1,83 @@
+import type { Config } from '../../core/config/config.js';
+import { LOCAL_DECIDER } from '../../core/decision/select.js';
+import { isLocalUrl } from '../../core/decision/trust.js';
+import type { CheckResult, DoctorCheck } from '../../core/kernel/doctor.js';
+import type { Kernel, Plugin } from '../../core/kernel/kernel.js';
+import { Tokens } from '../../core/kernel/tokens.js';
+import { localDeciderPaths } from '../../core/layout.js';
+import { entryFromConfig } from '../decider-http/index.js';
+import { startInBackground } from './background.js';
+import { LocalDecider } from './client.js';
+import { modelRevision, readInstalled } from './installed.js';
+import { servicesRunning, startingReason } from './services.js';
+import { startTimeoutMs } from './up.js';
+
+/** The local decider at CHALK_DECIDER_URL; a question that finds nothing listening starts it in the background. */
+export function localDeciderFromConfig(config: Config, env: NodeJS.ProcessEnv = process.env): LocalDecider {
+  const paths = localDeciderPaths(env);
+  const installed = readInstalled(paths.installed);
+  const revision = installed?.decider.revision;
+  let woken = false;
+  return new LocalDecider({
+    ...(revision ? { revision } : {}),
+    ...(installed ? { medianMs: installed.benchMs } : {}),
+    entry: entryFromConfig(config),
+    url: config.str('CHALK_DECIDER_URL'),
+    askLock: paths.askLock,
+    lastUsed: paths.lastUsed,
+    starting: () => startingReason(paths, startTimeoutMs(config)),
+    onUnreachable: () => {
+      if (woken) return;
+      woken = true;
+      startInBackground(config, env);
+    },
+  });
+}
+
+/** `chalk doctor`'s line: what `chalk decider up` installed and measured, and whether it runs. */
+export function localDeciderCheck(config: Config, env: NodeJS.ProcessEnv = process.env): DoctorCheck {
+  return {
+    id: 'decider-local',
+    async run(): Promise<CheckResult> {
+      const label = 'local decider';
+      if (!isLocalUrl(config.str('CHALK_DECIDER_URL')))
+        return { status: '--', label, detail: 'not used (CHALK_DECIDER_URL is on another machine)' };
+      const paths = localDeciderPaths(env);
+      const installed = readInstalled(paths.installed);
+      if (!installed) return { status: '--', label, detail: 'not installed (chalk decider up installs it)' };
+      const state = servicesRunning(paths) ? 'running' : 'stopped (a run starts it)';
+      const median = installed.benchMs === null ? 'not measured' : `median ${installed.benchMs} ms`;
+      const slow = installed.benchMs !== null && installed.benchMs >= 1000;
+      return {
+        status: slow ? '--' : 'ok',
+        label,
+        detail: `${modelRevision(installed.decider)}, ${modelRevision(installed.embed)}, ${median}${slow ? ' (over 1 s: CHALK_DECIDER=on records as shadow)' : ''}, ${state}`,
+      };
+    },
+  };
+}
+
+/** Whether the Decider a run gets is this plugin's `local` (core's selection chose it, and no plugin bound another). */
+export function localIsBound(kernel: Kernel): boolean {
+  return kernel.boundByPlugin(Tokens.Decider) === 'selection' && kernel.selected.get('Decider') === LOCAL_DECIDER;
+}
+
+/**
+ * The local decider: strands-decider on this machine's loopback, speaking decider protocol v1
+ * through the hosted decider's client, one question at a time across the machine. Offered as
+ * `local` once `chalk decider up` installed it (a loopback URL with nothing installed is any
+ * server there, reached as `hosted`); core's rule picks it for a loopback CHALK_DECIDER_URL. A
+ * run starting its sandbox starts the services in the background when the decider is not off.
+ */
+const plugin: Plugin = {
+  name: 'decider-local',
+  register(kernel) {
+    kernel.checks.push(localDeciderCheck(kernel.config));
+    if (readInstalled(localDeciderPaths().installed) === null) return;
+    kernel.offer('Decider', LOCAL_DECIDER, { useFactory: () => localDeciderFromConfig(kernel.config) });
+    kernel.hooks.beforeSandboxStart.tapPromise('decider-local', async () => {
+      if (localIsBound(kernel)) startInBackground(kernel.config);
+    });
+  },
+};
+export default plugin;
