@@ -88,7 +88,8 @@ export const KEYS: readonly KeySpec[] = [
     '',
     'Spend ceiling of a whole fleet (empty: none): no workstream starts once the recorded spend plus a run at its worst would pass it, and runs in flight stop into detention before a loop that could',
     z.string().refine((v) => v === '' || (/^[0-9]+(\.[0-9]+)?$/.test(v) && Number(v) > 0), {
-      error: (i) => `CHALK_FLEET_BUDGET_USD must be empty or a positive amount of US dollars, like 20.00 ${got(i.input)}`,
+      error: (i) =>
+        `CHALK_FLEET_BUDGET_USD must be empty or a positive amount of US dollars, like 20.00 ${got(i.input)}`,
     }),
   ),
   repo(

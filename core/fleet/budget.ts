@@ -47,11 +47,6 @@ export function mayStart(o: { ceiling: number | null; committed: number; worstCa
   return o.ceiling === null || o.committed + o.worstCase <= o.ceiling + 1e-9;
 }
 
-/** Whether a run in flight may start another loop: the fleet's recorded spend plus one more call's cap stays under the ceiling. */
-export function mayLoop(o: { ceiling: number | null; spent: number; budgetUsd: number }): boolean {
-  return o.ceiling === null || o.spent + o.budgetUsd <= o.ceiling + 1e-9;
-}
-
 /** The `fleet budget` line: why no more starts, or why a run stopped. */
 export function budgetLine(o: { epic: string; ceiling: number; committed: number; next: number }): string {
   return `fleet budget: ${o.epic} has spent or committed $${o.committed.toFixed(2)} of CHALK_FLEET_BUDGET_USD=$${o.ceiling.toFixed(2)}, and the next would need up to $${o.next.toFixed(2)}`;

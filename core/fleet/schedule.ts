@@ -72,3 +72,50 @@ export function schedule(input: ScheduleInput): Schedule {
   const done = running + start.length === 0;
   return { start, waiting, done };
 }
+
+/** What is known about one workstream when the supervisor looks. */
+export interface WorkstreamFacts {
+  /** Its run's pid file names a live process. */
+  live: boolean;
+  /** The store's state of the ticket (core/store deriveState), when it has rows. */
+  recorded?: 'submitted' | 'detained' | 'spec-blocked' | 'done' | 'stopped' | 'new';
+  /** Its branch has commits a run made (`chalk(T): <mode>, loop N`). */
+  runCommits: boolean;
+  /** The supervisor's journal says it was started (before a restart, too). */
+  started: boolean;
+  /** The exit code of the run this supervisor started, once it exited. */
+  exitCode: number | null;
+}
+
+/** Exit codes of `chalk run` (core/run/run-ticket.ts and the CLI's edge). */
+const BY_EXIT: Record<number, WorkstreamState> = {
+  0: 'ready',
+  3: 'detained',
+  4: 'spec-blocked',
+  130: 'stopped',
+  143: 'stopped',
+};
+
+/**
+ * A workstream's state: running while its pid lives; else what the store recorded when it
+ * ended (submitted, ready, detained, spec-blocked); else what its exit code says; else, once
+ * anything shows it started, `stopped` (ended without an outcome: never started again by the
+ * fleet); else `queued`.
+ */
+export function workstreamState(f: WorkstreamFacts): WorkstreamState {
+  if (f.live) return 'running';
+  switch (f.recorded) {
+    case 'submitted':
+      return 'submitted';
+    case 'done':
+      return 'ready';
+    case 'detained':
+      return 'detained';
+    case 'spec-blocked':
+      return 'spec-blocked';
+    default:
+  }
+  if (f.exitCode !== null) return BY_EXIT[f.exitCode] ?? 'failed';
+  if (f.started || f.runCommits || f.recorded === 'stopped') return 'stopped';
+  return 'queued';
+}

@@ -8,6 +8,7 @@ import { type RunContext, resolveContext } from './context.js';
 import type { RunDeps } from './deps.js';
 import { DETENTION_EXIT, type DetainInput, detain } from './detention.js';
 import { DETENTION_KINDS, type DetentionKind, reasons } from './detention-reasons.js';
+import { fleetBudgetStop } from './fleet-budget.js';
 import { graduate } from './graduation.js';
 import { CallTracker, recordOnAbort, trackingAgent } from './interrupt.js';
 import { type LoopResult, runLoop } from './loop-step.js';
@@ -106,6 +107,8 @@ async function park(run: Run, d: DetainInput): Promise<RunOutcome> {
 async function loops(run: Run): Promise<RunOutcome> {
   const { state, limits } = run;
   for (;;) {
+    const overBudget = await fleetBudgetStop(run);
+    if (overBudget) return park(run, overBudget);
     const open = openCount(readFileSync(run.ctx.specPath, 'utf8'));
     if (reviewDue(open, state)) {
       const review = await reviewInFreshSandbox(run);

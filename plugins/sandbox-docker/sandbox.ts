@@ -2,13 +2,7 @@ import type { Config } from '../../core/config/config.js';
 import { UserError } from '../../core/errors.js';
 import type { OneShotRunner } from '../../core/ports/agent.js';
 import type { Log } from '../../core/ports/log.js';
-import type {
-  ExecResult,
-  Sandbox,
-  SandboxCapacity,
-  SandboxSession,
-  SandboxSpec,
-} from '../../core/ports/sandbox.js';
+import type { ExecResult, Sandbox, SandboxCapacity, SandboxSession, SandboxSpec } from '../../core/ports/sandbox.js';
 import {
   autoCpus,
   type ContainerShape,

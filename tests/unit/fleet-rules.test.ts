@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { committedUsd, mayLoop, mayStart, worstCaseCalls, worstCaseRunUsd } from '../../core/fleet/budget.js';
+import { committedUsd, mayStart, worstCaseCalls, worstCaseRunUsd } from '../../core/fleet/budget.js';
 import { maxParallel } from '../../core/fleet/parallel.js';
 import { confirmed, planProblems, specFromWorkstream, validatePlan } from '../../core/fleet/plan.js';
-import { schedule, type WorkstreamState } from '../../core/fleet/schedule.js';
+import { schedule, type WorkstreamState, workstreamState } from '../../core/fleet/schedule.js';
+import { mayCallAgain } from '../../core/run/fleet-budget.js';
 import { checkpoints } from '../../core/spec/checkpoints.js';
 
 const facts = { epic: 'EPIC-1', branches: new Map<string, string | null>() };
@@ -71,7 +72,9 @@ describe('plan validation, one line per problem', () => {
       ['SHOP-3', 'EPIC-9'],
       ['SHOP-4', 'EPIC-1'],
     ]);
-    expect(planProblems({ workstreams: [ws('SHOP-2'), ws('SHOP-3'), ws('SHOP-4')] }, { epic: 'EPIC-1', branches })).toEqual([
+    expect(
+      planProblems({ workstreams: [ws('SHOP-2'), ws('SHOP-3'), ws('SHOP-4')] }, { epic: 'EPIC-1', branches }),
+    ).toEqual([
       'workstream 1 (SHOP-2): branch chalk/SHOP-2 already exists; pick another ticket or remove it (chalk cleanup)',
       'workstream 2 (SHOP-3): branch chalk/SHOP-3 already exists (made by fleet EPIC-9); pick another ticket or remove it (chalk cleanup)',
     ]);
@@ -85,7 +88,12 @@ describe('plan validation, one line per problem', () => {
   });
 
   it('writes a spec whose checkpoints the run reads, all open', () => {
-    const spec = specFromWorkstream({ ticket: 'SHOP-2', title: 'Limiter', context: 'ctx', checkpoints: ['one', 'two'] });
+    const spec = specFromWorkstream({
+      ticket: 'SHOP-2',
+      title: 'Limiter',
+      context: 'ctx',
+      checkpoints: ['one', 'two'],
+    });
     expect(spec.split('\n')[0]).toBe('# SHOP-2: Limiter');
     expect(checkpoints(spec).map((c) => [c.text, c.ticked])).toEqual([
       ['one', false],
@@ -142,9 +150,8 @@ describe('the fleet budget', () => {
     expect(mayStart({ ceiling: 0.3, committed: 0.1, worstCase: 0.2 })).toBe(true);
   });
   it('lets a run in flight loop again only while one more call fits', () => {
-    expect(mayLoop({ ceiling: null, spent: 100, budgetUsd: 1 })).toBe(true);
-    expect(mayLoop({ ceiling: 1, spent: 0.5, budgetUsd: 0.5 })).toBe(true);
-    expect(mayLoop({ ceiling: 1, spent: 0.51, budgetUsd: 0.5 })).toBe(false);
+    expect(mayCallAgain({ ceilingUsd: 1, spentUsd: 0.5, budgetUsd: 0.5 })).toBe(true);
+    expect(mayCallAgain({ ceilingUsd: 1, spentUsd: 0.51, budgetUsd: 0.5 })).toBe(false);
   });
 });
 
@@ -152,11 +159,13 @@ describe('the scheduling rule', () => {
   const w = (...states: WorkstreamState[]) => states.map((state, i) => ({ ticket: `T-${i + 1}`, state }));
   const open = { ceiling: null, committed: 0, worstCase: 1 };
   it('fills the free slots in plan order', () => {
-    expect(schedule({ workstreams: w('queued', 'queued', 'queued'), slots: 2, budget: open, stopping: false })).toEqual({
-      start: ['T-1', 'T-2'],
-      waiting: 'slot',
-      done: false,
-    });
+    expect(schedule({ workstreams: w('queued', 'queued', 'queued'), slots: 2, budget: open, stopping: false })).toEqual(
+      {
+        start: ['T-1', 'T-2'],
+        waiting: 'slot',
+        done: false,
+      },
+    );
   });
   it('starts the next when a slot frees, and never one that started', () => {
     const s = schedule({
@@ -180,7 +189,12 @@ describe('the scheduling rule', () => {
       done: false,
     });
     expect(
-      schedule({ workstreams: w('submitted', 'queued'), slots: 8, budget: { ...budget, committed: 2 }, stopping: false }),
+      schedule({
+        workstreams: w('submitted', 'queued'),
+        slots: 8,
+        budget: { ...budget, committed: 2 },
+        stopping: false,
+      }),
     ).toEqual({ start: [], waiting: 'budget', done: true });
   });
   it('starts nothing once asked to stop, and is done when nothing runs', () => {
@@ -189,8 +203,34 @@ describe('the scheduling rule', () => {
       waiting: 'stopping',
       done: false,
     });
-    expect(schedule({ workstreams: w('submitted', 'ready', 'detained'), slots: 1, budget: open, stopping: false })).toEqual(
-      { start: [], waiting: null, done: true },
-    );
+    expect(
+      schedule({ workstreams: w('submitted', 'ready', 'detained'), slots: 1, budget: open, stopping: false }),
+    ).toEqual({ start: [], waiting: null, done: true });
+  });
+});
+
+describe("a workstream's state", () => {
+  const f = { live: false, runCommits: false, started: false, exitCode: null };
+  it('is running while its pid lives, whatever else is known', () => {
+    expect(workstreamState({ ...f, live: true, recorded: 'detained', exitCode: 3 })).toBe('running');
+  });
+  it('is what the store recorded when it ended', () => {
+    expect(workstreamState({ ...f, recorded: 'submitted' })).toBe('submitted');
+    expect(workstreamState({ ...f, recorded: 'done' })).toBe('ready');
+    expect(workstreamState({ ...f, recorded: 'detained', exitCode: 1 })).toBe('detained');
+    expect(workstreamState({ ...f, recorded: 'spec-blocked' })).toBe('spec-blocked');
+  });
+  it('else what its exit code says', () => {
+    expect(workstreamState({ ...f, exitCode: 3 })).toBe('detained');
+    expect(workstreamState({ ...f, exitCode: 143 })).toBe('stopped');
+    expect(workstreamState({ ...f, exitCode: 5 })).toBe('failed');
+    expect(workstreamState({ ...f, exitCode: 1, recorded: 'stopped' })).toBe('failed');
+  });
+  it('is never queued again once anything shows it started', () => {
+    expect(workstreamState(f)).toBe('queued');
+    expect(workstreamState({ ...f, recorded: 'new' })).toBe('queued');
+    expect(workstreamState({ ...f, started: true })).toBe('stopped');
+    expect(workstreamState({ ...f, runCommits: true })).toBe('stopped');
+    expect(workstreamState({ ...f, recorded: 'stopped' })).toBe('stopped');
   });
 });

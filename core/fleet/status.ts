@@ -1,0 +1,69 @@
+import { readFileSync } from 'node:fs';
+import type { Parallelism } from './parallel.js';
+import type { Schedule, WorkstreamState } from './schedule.js';
+
+/** One workstream in a fleet's status. */
+export interface WorkstreamStatus {
+  ticket: string;
+  title: string;
+  state: WorkstreamState;
+  pid: number | null;
+  loops: number;
+  costUsd: number;
+  startedAt: string | null;
+  endedAt: string | null;
+}
+
+/** A fleet's status (`status.json`, `chalk fleet EPIC --status --json`). */
+export interface FleetStatus {
+  epic: string;
+  supervisor: { pid: number | null; alive: boolean };
+  slots: { max: number; how: string; used: number };
+  /** The workstreams not started yet, in the order they start. */
+  queue: string[];
+  /** Why the queue waits: a free slot, the fleet budget (the line says why) or a stop. */
+  waiting: { reason: Schedule['waiting']; line: string } | null;
+  budget: { ceilingUsd: number | null; spentUsd: number; committedUsd: number; worstCaseRunUsd: number };
+  workstreams: WorkstreamStatus[];
+  /** Every workstream the supervisor started, ever (its journal: none is started twice). */
+  started: string[];
+  /** The supervisor's work is over. */
+  done: boolean;
+  updatedAt: string;
+}
+
+export function readStatus(path: string): FleetStatus | null {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as FleetStatus;
+  } catch {
+    return null;
+  }
+}
+
+export function waitingLine(reason: Schedule['waiting'], o: { parallel: Parallelism; budgetLine: string }): string {
+  switch (reason) {
+    case 'slot':
+      return `waiting for a free slot (CHALK_MAX_PARALLEL=${o.parallel.value}: ${o.parallel.how})`;
+    case 'budget':
+      return o.budgetLine;
+    case 'stopping':
+      return 'stopping: nothing more starts (chalk fleet --stop)';
+    default:
+      return '';
+  }
+}
+
+/** The status as lines for a terminal: the supervisor, the slots, the budget, the queue, then a table. */
+export function statusLines(s: FleetStatus): { head: string[]; rows: string[][] } {
+  const head = [
+    `fleet ${s.epic}: supervisor ${s.supervisor.alive ? `running (pid ${s.supervisor.pid})` : s.done ? 'finished' : 'not running'}`,
+    `slots: ${s.slots.used} of ${s.slots.max} in use (${s.slots.how})`,
+    `spend: $${s.budget.spentUsd.toFixed(2)}${s.budget.ceilingUsd === null ? ' (no ceiling: CHALK_FLEET_BUDGET_USD unset)' : ` of $${s.budget.ceilingUsd.toFixed(2)} (CHALK_FLEET_BUDGET_USD); a run at its worst: $${s.budget.worstCaseRunUsd.toFixed(2)}`}`,
+    `queue: ${s.queue.length === 0 ? 'empty' : s.queue.join(', ')}${s.waiting?.line ? ` (${s.waiting.line})` : ''}`,
+  ];
+  const rows = [
+    ['TICKET', 'STATE', 'LOOPS', 'COST', 'TITLE'],
+    ...s.workstreams.map((w) => [w.ticket, w.state, String(w.loops), `$${w.costUsd.toFixed(2)}`, w.title]),
+  ];
+  return { head, rows };
+}
