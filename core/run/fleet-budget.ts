@@ -42,10 +42,17 @@ function fleetOf(run: Pick<Run, 'ctx' | 'deps'>): { epic: string; tickets: Set<s
   }
 }
 
-/** The detention to stop into before the next call, or null to go on. */
-export async function fleetBudgetStop(run: Pick<Run, 'ctx' | 'deps' | 'log'>): Promise<DetainInput | null> {
+/**
+ * The detention to stop into before the next call, or null to go on. With every checkpoint
+ * ticked (`open` 0) and the review off, no call comes before graduation: nothing to check.
+ */
+export async function fleetBudgetStop(
+  run: Pick<Run, 'ctx' | 'deps' | 'log'>,
+  open: number,
+): Promise<DetainInput | null> {
   const ceiling = run.deps.config.str('CHALK_FLEET_BUDGET_USD');
   if (ceiling === '') return null;
+  if (open === 0 && !run.deps.config.bool('CHALK_REVIEW')) return null;
   const fleet = fleetOf(run);
   if (!fleet) return null;
   let spentUsd: number;

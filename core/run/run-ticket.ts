@@ -107,9 +107,9 @@ async function park(run: Run, d: DetainInput): Promise<RunOutcome> {
 async function loops(run: Run): Promise<RunOutcome> {
   const { state, limits } = run;
   for (;;) {
-    const overBudget = await fleetBudgetStop(run);
-    if (overBudget) return park(run, overBudget);
     const open = openCount(readFileSync(run.ctx.specPath, 'utf8'));
+    const overBudget = await fleetBudgetStop(run, open);
+    if (overBudget) return park(run, overBudget);
     if (reviewDue(open, state)) {
       const review = await reviewInFreshSandbox(run);
       if (review.passed) {
