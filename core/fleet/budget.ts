@@ -26,6 +26,9 @@ export function worstCaseRunUsd(l: RunLimits): number {
   return round(l.budgetUsd * worstCaseCalls(l));
 }
 
+/** Dollars: cents, or four places below a cent so a small spend does not read as nothing. */
+export const usd = (n: number): string => (n > 0 && n < 0.01 ? `$${n.toFixed(4)}` : `$${n.toFixed(2)}`);
+
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
 
 export interface FleetSpend {
@@ -49,7 +52,7 @@ export function mayStart(o: { ceiling: number | null; committed: number; worstCa
 
 /** The `fleet budget` line: why no more starts, or why a run stopped. */
 export function budgetLine(o: { epic: string; ceiling: number; committed: number; next: number }): string {
-  return `fleet budget: ${o.epic} has spent or committed $${o.committed.toFixed(2)} of CHALK_FLEET_BUDGET_USD=$${o.ceiling.toFixed(2)}, and the next would need up to $${o.next.toFixed(2)}`;
+  return `fleet budget: ${o.epic} has spent or committed ${usd(o.committed)} of CHALK_FLEET_BUDGET_USD=${usd(o.ceiling)}, and the next would need up to ${usd(o.next)}`;
 }
 
 /** The ceiling from the key's value ('' is none). */

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { usd } from './budget.js';
 import type { Parallelism } from './parallel.js';
 import type { Schedule, WorkstreamState } from './schedule.js';
 
@@ -43,7 +44,7 @@ export function readStatus(path: string): FleetStatus | null {
 export function waitingLine(reason: Schedule['waiting'], o: { parallel: Parallelism; budgetLine: string }): string {
   switch (reason) {
     case 'slot':
-      return `waiting for a free slot (CHALK_MAX_PARALLEL=${o.parallel.value}: ${o.parallel.how})`;
+      return `waiting for a free slot (${o.parallel.how.startsWith('CHALK_MAX_PARALLEL=') ? o.parallel.how : `CHALK_MAX_PARALLEL=${o.parallel.value}, ${o.parallel.how}`})`;
     case 'budget':
       return o.budgetLine;
     case 'stopping':
@@ -58,12 +59,12 @@ export function statusLines(s: FleetStatus): { head: string[]; rows: string[][] 
   const head = [
     `fleet ${s.epic}: supervisor ${s.supervisor.alive ? `running (pid ${s.supervisor.pid})` : s.done ? 'finished' : 'not running'}`,
     `slots: ${s.slots.used} of ${s.slots.max} in use (${s.slots.how})`,
-    `spend: $${s.budget.spentUsd.toFixed(2)}${s.budget.ceilingUsd === null ? ' (no ceiling: CHALK_FLEET_BUDGET_USD unset)' : ` of $${s.budget.ceilingUsd.toFixed(2)} (CHALK_FLEET_BUDGET_USD); a run at its worst: $${s.budget.worstCaseRunUsd.toFixed(2)}`}`,
+    `spend: ${usd(s.budget.spentUsd)}${s.budget.ceilingUsd === null ? ' (no ceiling: CHALK_FLEET_BUDGET_USD unset)' : ` of ${usd(s.budget.ceilingUsd)} (CHALK_FLEET_BUDGET_USD); a run at its worst: ${usd(s.budget.worstCaseRunUsd)}`}`,
     `queue: ${s.queue.length === 0 ? 'empty' : s.queue.join(', ')}${s.waiting?.line ? ` (${s.waiting.line})` : ''}`,
   ];
   const rows = [
     ['TICKET', 'STATE', 'LOOPS', 'COST', 'TITLE'],
-    ...s.workstreams.map((w) => [w.ticket, w.state, String(w.loops), `$${w.costUsd.toFixed(2)}`, w.title]),
+    ...s.workstreams.map((w) => [w.ticket, w.state, String(w.loops), usd(w.costUsd), w.title]),
   ];
   return { head, rows };
 }

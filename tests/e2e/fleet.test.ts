@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fleetPaths, runPaths } from '../../core/layout.js';
@@ -11,6 +11,7 @@ import {
   chalk,
   e2eAvailable,
   explain,
+  IMAGE,
   makeScenario,
   pollFor,
   type Rig,
@@ -176,6 +177,59 @@ describe.skipIf(!available)('chalk fleet, end to end', { timeout: 600_000 }, () 
     // chalk status groups them under the epic.
     const plain = await chalk(rig, sc, ['status'], { env });
     expect(plain.stdout, explain(plain)).toMatch(/fleet SHOP-10: spent \$[0-9.]+ of no ceiling/);
+  });
+
+  it('asks Claude on the host for the plan when there is none: a bad plan is refused line by line and kept, a good one runs', async () => {
+    const epic = 'SHOP-40';
+    const { sc } = fleetScenario(epic, []);
+    // The person's own claude on the host: the CLI of the sandbox image, copied out, on PATH.
+    const bin = join(sc.dir, 'host-bin');
+    const home = join(sc.dir, 'home');
+    mkdirSync(bin, { recursive: true });
+    mkdirSync(home, { recursive: true });
+    const box = await run('docker', ['create', IMAGE]);
+    expect(box.code, box.stderr).toBe(0);
+    const id = box.stdout.trim();
+    try {
+      const cp = await run('docker', [
+        'cp',
+        `${id}:/usr/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe`,
+        join(bin, 'claude'),
+      ]);
+      expect(cp.code, cp.stderr).toBe(0);
+    } finally {
+      await run('docker', ['rm', id]);
+    }
+    const env = fleetEnv({ PATH: `${bin}:${sc.forge.binDir}:${process.env.PATH ?? ''}`, HOME: home });
+    const bad = {
+      workstreams: [
+        { ticket: 'SHOP-41', title: 'Print SHOP-41', checkpoints: ['shop_41.sh prints SHOP-41, with a test'] },
+        { ticket: 'SHOP-41', title: 'Again', checkpoints: [] },
+      ],
+    };
+    const good = { workstreams: [{ ...bad.workstreams[0], context: 'A script.' }] };
+    scripts.set('plan', [[s.answer(bad)], [s.answer(good)]]);
+    scripts.set('SHOP-41', [finishes('SHOP-41')]);
+    const refused = await chalk(rig, sc, ['fleet', epic, '--yes'], { env });
+    expect(refused.code, explain(refused)).toBe(1);
+    expect(refused.stdout).toMatch(/^asking Claude to break down SHOP-40 \(up to \$1\.00, CHALK_BUDGET_USD/m);
+    expect(refused.stderr.trim().split('\n'), explain(refused)).toEqual([
+      expect.stringMatching(
+        /^chalk: invalid plan \(Claude's plan, kept in .*SHOP-40\.draft\.json: edit it and pass it with --plan\): workstream 2 \(SHOP-41\): the ticket is also workstream 1; give each its own$/,
+      ),
+      expect.stringMatching(/: workstream 2 \(SHOP-41\): needs at least one checkpoint$/),
+    ]);
+    const plans = join(fleetPaths(sc.repo, epic, { XDG_STATE_HOME: rig.state }).plan, '..');
+    expect(JSON.parse(readFileSync(join(plans, 'SHOP-40.draft.json'), 'utf8'))).toEqual(bad);
+    expect(existsSync(join(plans, 'SHOP-40.json'))).toBe(false);
+    // The plan session was asked with the breakdown prompt naming the epic.
+    const asked = model.requests.filter((q) => JSON.stringify(q.body?.tools ?? []).includes('workstreams'));
+    expect(JSON.stringify(asked[0]?.body?.messages ?? [])).toContain('<epic>SHOP-40</epic>');
+    const ran = await chalk(rig, sc, ['fleet', epic, '--yes'], { env, timeoutMs: 300_000 });
+    expect(ran.code, explain(ran)).toBe(0);
+    expect(JSON.parse(readFileSync(join(plans, 'SHOP-40.json'), 'utf8'))).toEqual(good);
+    expect(sc.subjects('chalk/SHOP-41')).toEqual(['chalk(SHOP-41): continue, loop 1', 'chalk(SHOP-41): spec']);
+    expect(sc.forge.requests()).toHaveLength(1);
   });
 
   it('a ceiling below the plan’s cost leaves the rest queued and says why', async () => {
