@@ -306,6 +306,40 @@ describe.skipIf(!available)('chalk fleet, end to end', { timeout: 600_000 }, () 
     expect(tickets.map((t) => sessions.get(`loop:${t}`))).toEqual([1, 1, 1]);
     expect(sc.forge.requests()).toHaveLength(2);
   });
+
+  it('--stop stops the fleet cleanly: runs in flight get SIGTERM and end, nothing more starts, the supervisor exits', async () => {
+    const epic = 'SHOP-50';
+    const tickets = ['SHOP-51', 'SHOP-52', 'SHOP-53'];
+    const { sc, planFile } = fleetScenario(epic, tickets);
+    for (const t of tickets) scripts.set(t, [finishes(t, { sleepMs: 60_000 })]);
+    const env = fleetEnv();
+    const follower = chalk(rig, sc, ['fleet', epic, '--plan', planFile, '--yes'], { env, timeoutMs: 300_000 });
+    const paths = fleetPaths(sc.repo, epic, { XDG_STATE_HOME: rig.state });
+    // Both first runs are in their loop call (the model is answering slowly).
+    await pollFor(() => (sessions.get('loop:SHOP-51') && sessions.get('loop:SHOP-52') ? true : undefined), {
+      deadlineMs: 200_000,
+      what: 'the first two loops to be asked',
+    });
+    const supervisor = Number(readFileSync(paths.pid, 'utf8').trim());
+    const stopped = await chalk(rig, sc, ['fleet', epic, '--stop'], { env, timeoutMs: 200_000 });
+    expect(stopped.code, explain(stopped)).toBe(0);
+    expect(stopped.stdout).toMatch(
+      /^stopping fleet SHOP-50: supervisor pid \d+ sends SIGTERM to 2 run\(s\) in flight$/m,
+    );
+    expect(isAlive(supervisor)).toBe(false);
+    const followed = await follower;
+    expect(followed.code, explain(followed)).toBe(0);
+    const st = await status(sc, epic, env);
+    expect(st.workstreams.map((w) => [w.ticket, w.state])).toEqual([
+      ['SHOP-51', 'stopped'],
+      ['SHOP-52', 'stopped'],
+      ['SHOP-53', 'queued'],
+    ]);
+    expect(sessions.get('loop:SHOP-53')).toBeUndefined();
+    const left = await run('docker', ['ps', '-a', '--filter', `label=chalk.repo=${sc.repo}`, '--format', '{{.Names}}']);
+    expect(left.stdout.trim()).toBe('');
+    expect(readOr(paths.log)).toMatch(/stopping SHOP-51 \(SIGTERM to pid \d+\)/);
+  });
 });
 
 function readOr(path: string): string {
