@@ -162,6 +162,9 @@ export async function supervise(f: Fleet, o: SuperviseOptions): Promise<FleetSta
         const used = snap.status.slots.used + snap.schedule.start.indexOf(ticket) + 1;
         o.log(`started ${ticket} (pid ${run.pid}; slot ${used} of ${f.parallel.value})`);
         run.onExit((code) => {
+          // When the slot freed: the exit itself, not when the next look notices it.
+          const t = mem.times.get(ticket);
+          mem.times.set(ticket, { startedAt: t?.startedAt ?? startedAt, endedAt: new Date().toISOString() });
           mem.exits.set(ticket, code);
           poke();
         });
