@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { planPath, runPaths } from '../../core/layout.js';
 import { repoKey } from '../../core/repo/git.js';
-import { chalk, scratchRepo, tempDir } from '../helpers/cli.js';
+import { CHALK_BIN, chalk, scratchRepo, tempDir } from '../helpers/cli.js';
 
 /**
  * `chalk fleet`'s refusals with the real CLI (no engine needed: each is refused before
@@ -112,5 +112,22 @@ describe('chalk fleet refusals', () => {
       expect(r.code).toBe(1);
       expect(r.stderr).toBe('chalk: no plan saved for SHOP-1; start it with: chalk fleet SHOP-1 --plan FILE\n');
     }
+  });
+
+  it('asks on a terminal, and an answer other than y or yes launches nothing', () => {
+    const t = setup();
+    const file = t.planFile(good);
+    const cmd = [process.execPath, CHALK_BIN, 'fleet', 'SHOP-1', '--plan', file].map((a) => `'${a}'`).join(' ');
+    // `script` gives the command a terminal; the answer goes in on it.
+    const r = spawnSync('script', ['-qec', cmd, '/dev/null'], {
+      cwd: t.root,
+      env: { ...process.env, ...t.env, NO_COLOR: '1' },
+      input: 'n\n',
+      encoding: 'utf8',
+    });
+    expect(r.stdout).toContain('Launch these 2 workstreams? [y/N] ');
+    expect(r.stdout).toMatch(/chalk: not launched; edit .*SHOP-1\.json and pass it with --plan, or run again/);
+    expect(r.status).toBe(1);
+    expect(t.branches()).toEqual(['main']);
   });
 });
