@@ -161,7 +161,8 @@ export default class FleetCommand extends Command {
         throw new UserError(
           `fleet ${this.epic} is running (supervisor pid ${running}); stop it first (chalk fleet ${this.epic} --stop) to change its plan`,
         );
-      out(`fleet ${this.epic} is running (supervisor pid ${running}): attaching`);
+      out(`fleet ${this.epic} is running (supervisor pid ${running}): attaching (Ctrl-C leaves it running)`);
+      await this.showStatus(repo, root);
       return this.attach(repo, root, running);
     }
     const { loadPlan, PlanError } = await import('../core/fleet/source.js');

@@ -1,5 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { UserError } from '../core/errors.js';
+import { usd } from '../core/fleet/budget.js';
 import { repoName } from '../core/repo/git.js';
 import { PgStore } from '../core/store/index.js';
 import { ticketStatus } from '../core/store/ticket-status.js';
@@ -51,9 +52,9 @@ export default class StatusCommand extends Command {
     for (const epic of epics) {
       const mine = report.tickets.filter((t) => t.epic === epic);
       const spent = report.databaseError ? null : mine.reduce((s, t) => s + (t.costUsd ?? 0), 0);
-      const spend = spent === null ? 'spend unknown' : `spent $${spent.toFixed(2)}`;
+      const spend = spent === null ? 'spend unknown' : `spent ${usd(spent)}`;
       parts.push(
-        `fleet ${epic}: ${spend} of ${ceiling === '' ? 'no ceiling (CHALK_FLEET_BUDGET_USD unset)' : `$${Number(ceiling).toFixed(2)} (CHALK_FLEET_BUDGET_USD)`}\n${table([head, ...mine.map(row)])}`,
+        `fleet ${epic}: ${spend} of ${ceiling === '' ? 'no ceiling (CHALK_FLEET_BUDGET_USD unset)' : `${usd(Number(ceiling))} (CHALK_FLEET_BUDGET_USD)`}\n${table([head, ...mine.map(row)])}`,
       );
     }
     this.context.stdout.write(parts.join('\n'));

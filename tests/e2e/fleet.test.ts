@@ -321,6 +321,21 @@ describe.skipIf(!available)('chalk fleet, end to end', { timeout: 600_000 }, () 
       what: 'the first two loops to be asked',
     });
     const supervisor = Number(readFileSync(paths.pid, 'utf8').trim());
+    // A second `chalk fleet` attaches to the running supervisor instead of starting another.
+    let seen = '';
+    const attached = chalk(rig, sc, ['fleet', epic], {
+      env,
+      timeoutMs: 300_000,
+      onStart: (child) =>
+        child.stdout?.on('data', (d: Buffer) => {
+          seen += d.toString();
+        }),
+    });
+    // Attached: the status is printed once it is following.
+    await pollFor(() => (/^TICKET +STATE/m.test(seen) ? true : undefined), {
+      deadlineMs: 60_000,
+      what: 'the second chalk fleet to attach',
+    });
     const stopped = await chalk(rig, sc, ['fleet', epic, '--stop'], { env, timeoutMs: 200_000 });
     expect(stopped.code, explain(stopped)).toBe(0);
     expect(stopped.stdout).toMatch(
@@ -329,6 +344,13 @@ describe.skipIf(!available)('chalk fleet, end to end', { timeout: 600_000 }, () 
     expect(isAlive(supervisor)).toBe(false);
     const followed = await follower;
     expect(followed.code, explain(followed)).toBe(0);
+    const second = await attached;
+    expect(second.code, explain(second)).toBe(0);
+    expect(second.stdout).toMatch(
+      new RegExp(`^fleet SHOP-50 is running \\(supervisor pid ${supervisor}\\): attaching`, 'm'),
+    );
+    expect(second.stdout).toMatch(/^fleet SHOP-50: supervisor running \(pid \d+\)$/m);
+    expect(readOr(paths.log).match(/supervisor started/g)).toHaveLength(1);
     const st = await status(sc, epic, env);
     expect(st.workstreams.map((w) => [w.ticket, w.state])).toEqual([
       ['SHOP-51', 'stopped'],
