@@ -24,10 +24,13 @@ export interface FleetStatus {
   queue: string[];
   /** Why the queue waits: a free slot, the fleet budget (the line says why) or a stop. */
   waiting: { reason: Schedule['waiting']; line: string } | null;
-  budget: { ceilingUsd: number | null; spentUsd: number; committedUsd: number; worstCaseRunUsd: number };
+  /** committedUsd is null while the store cannot be read. */
+  budget: { ceilingUsd: number | null; spentUsd: number; committedUsd: number | null; worstCaseRunUsd: number };
   workstreams: WorkstreamStatus[];
   /** Every workstream the supervisor started, ever (its journal: none is started twice). */
   started: string[];
+  /** Why the store could not be read at the last look (states and spend are then the last known). */
+  storeError: string | null;
   /** The supervisor's work is over. */
   done: boolean;
   updatedAt: string;
@@ -61,6 +64,7 @@ export function statusLines(s: FleetStatus): { head: string[]; rows: string[][] 
     `slots: ${s.slots.used} of ${s.slots.max} in use (${s.slots.how})`,
     `spend: ${usd(s.budget.spentUsd)}${s.budget.ceilingUsd === null ? ' (no ceiling: CHALK_FLEET_BUDGET_USD unset)' : ` of ${usd(s.budget.ceilingUsd)} (CHALK_FLEET_BUDGET_USD); a run at its worst: ${usd(s.budget.worstCaseRunUsd)}`}`,
     `queue: ${s.queue.length === 0 ? 'empty' : s.queue.join(', ')}${s.waiting?.line ? ` (${s.waiting.line})` : ''}`,
+    ...(s.storeError ? [`the store cannot be read (${s.storeError}): states and spend are the last known`] : []),
   ];
   const rows = [
     ['TICKET', 'STATE', 'LOOPS', 'COST', 'TITLE'],

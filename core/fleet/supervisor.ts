@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { writeHostFile } from '../fs/host-file.js';
 import { type FleetPaths, fleetPaths } from '../layout.js';
-import type { Store } from '../ports/store.js';
+import type { Store, TicketSummary } from '../ports/store.js';
 import { budgetLine, committedUsd, type RunLimits, worstCaseRunUsd } from './budget.js';
 import type { Parallelism } from './parallel.js';
 import type { Plan } from './plan.js';
@@ -32,6 +32,8 @@ export interface Memory {
   times: Map<string, { startedAt: string | null; endedAt: string | null }>;
   stopping: boolean;
   supervisor: { pid: number | null; alive: boolean };
+  /** The store's last answer, used while it cannot be read. */
+  summaries: TicketSummary[];
 }
 
 export const newMemory = (previous: FleetStatus | null): Memory => ({
@@ -40,6 +42,7 @@ export const newMemory = (previous: FleetStatus | null): Memory => ({
   times: new Map((previous?.workstreams ?? []).map((w) => [w.ticket, { startedAt: w.startedAt, endedAt: w.endedAt }])),
   stopping: false,
   supervisor: { pid: null, alive: false },
+  summaries: [],
 });
 
 export interface Snapshot {
@@ -50,21 +53,36 @@ export interface Snapshot {
 
 /** The fleet now: each workstream's state, what the rule would start, and the status to show. */
 export async function snapshot(f: Fleet, mem: Memory): Promise<Snapshot> {
-  const summaries = await f.store.tickets.summaries(f.repo);
-  const observed = await observe({ ...f, summaries, started: mem.started, exits: mem.exits });
+  // A store that cannot be read does not stop the fleet: the last answer stands in, and with a
+  // ceiling nothing new starts until the spend can be read again.
+  let storeError: string | null = null;
+  try {
+    mem.summaries = await f.store.tickets.summaries(f.repo);
+  } catch (err) {
+    storeError = err instanceof Error ? err.message : String(err);
+  }
+  const observed = await observe({ ...f, summaries: mem.summaries, started: mem.started, exits: mem.exits });
   const worstCase = worstCaseRunUsd(f.limits);
   const spent = observed.filter((o) => o.state !== 'queued');
-  const committed = committedUsd(
-    { spent: spent.map((o) => ({ ticket: o.ticket, usd: o.costUsd, inFlight: o.state === 'running' })) },
-    worstCase,
-  );
+  const committed =
+    storeError !== null && f.ceiling !== null
+      ? Number.POSITIVE_INFINITY
+      : committedUsd(
+          { spent: spent.map((o) => ({ ticket: o.ticket, usd: o.costUsd, inFlight: o.state === 'running' })) },
+          worstCase,
+        );
   const sched = schedule({
     workstreams: observed,
     slots: f.parallel.value,
     budget: { ceiling: f.ceiling, committed, worstCase },
     stopping: mem.stopping,
   });
-  const line = f.ceiling === null ? '' : budgetLine({ epic: f.epic, ceiling: f.ceiling, committed, next: worstCase });
+  const line =
+    f.ceiling === null
+      ? ''
+      : storeError !== null
+        ? `fleet budget: the fleet's spend cannot be read (${storeError}), so nothing more starts under CHALK_FLEET_BUDGET_USD`
+        : budgetLine({ epic: f.epic, ceiling: f.ceiling, committed, next: worstCase });
   const title = new Map(f.plan.workstreams.map((w) => [w.ticket, w.title]));
   const status: FleetStatus = {
     epic: f.epic,
@@ -77,7 +95,7 @@ export async function snapshot(f: Fleet, mem: Memory): Promise<Snapshot> {
     budget: {
       ceilingUsd: f.ceiling,
       spentUsd: Math.round(spent.reduce((s, o) => s + o.costUsd, 0) * 1e6) / 1e6,
-      committedUsd: committed,
+      committedUsd: Number.isFinite(committed) ? committed : null,
       worstCaseRunUsd: worstCase,
     },
     workstreams: observed.map((o) => ({
@@ -91,6 +109,7 @@ export async function snapshot(f: Fleet, mem: Memory): Promise<Snapshot> {
       endedAt: mem.times.get(o.ticket)?.endedAt ?? null,
     })),
     started: [...mem.started],
+    storeError,
     done: sched.done,
     updatedAt: new Date().toISOString(),
   };
@@ -133,6 +152,7 @@ export async function supervise(f: Fleet, o: SuperviseOptions): Promise<FleetSta
   o.signal.addEventListener('abort', poke, { once: true });
   const last = new Map<string, string>();
   let lastWaiting = '';
+  let lastStoreError: string | null = null;
   let stopSent = false;
   o.log(
     `supervisor started (pid ${process.pid}): ${f.plan.workstreams.length} workstreams, ${f.parallel.value} slots (${f.parallel.how})`,
@@ -172,10 +192,15 @@ export async function supervise(f: Fleet, o: SuperviseOptions): Promise<FleetSta
       snap = await snapshot(f, mem);
       logChanges(snap.observed, last, mem, o.log);
     }
+    if (snap.status.storeError !== lastStoreError)
+      o.log(snap.status.storeError ? `the store cannot be read: ${snap.status.storeError}` : 'the store answers again');
+    lastStoreError = snap.status.storeError;
     const waiting = snap.status.waiting && snap.status.queue.length > 0 ? snap.status.waiting.line : '';
     if (waiting !== lastWaiting && waiting !== '') o.log(`queue ${snap.status.queue.join(', ')}: ${waiting}`);
     lastWaiting = waiting;
-    if (snap.schedule.done) {
+    // Held only because the spend cannot be read: wait for the store rather than give up.
+    const heldByStore = snap.status.storeError !== null && snap.status.queue.length > 0 && !mem.stopping;
+    if (snap.schedule.done && !heldByStore) {
       mem.supervisor = { pid: process.pid, alive: false };
       const final = { ...snap.status, supervisor: mem.supervisor };
       writeStatus(paths, final);
