@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fleetPaths, runPaths } from '../../core/layout.js';
+import { alive } from '../../core/process/pid.js';
 import { run } from '../../core/process/run.js';
 import { callKind, promptOf } from '../../demo/call-kind.js';
 import * as s from '../fakes/model-script.js';
@@ -307,13 +308,20 @@ describe.skipIf(!available)('chalk fleet, end to end', { timeout: 600_000 }, () 
     expect(sc.forge.requests()).toHaveLength(2);
   });
 
-  it('--stop stops the fleet cleanly: runs in flight get SIGTERM and end, nothing more starts, the supervisor exits', async () => {
+  it('the supervisor outlives its terminal; a second chalk fleet attaches; --stop stops it cleanly: SIGTERM to the runs in flight, nothing more starts', async () => {
     const epic = 'SHOP-50';
     const tickets = ['SHOP-51', 'SHOP-52', 'SHOP-53'];
     const { sc, planFile } = fleetScenario(epic, tickets);
     for (const t of tickets) scripts.set(t, [finishes(t, { sleepMs: 60_000 })]);
     const env = fleetEnv();
-    const follower = chalk(rig, sc, ['fleet', epic, '--plan', planFile, '--yes'], { env, timeoutMs: 300_000 });
+    let starter: import('node:child_process').ChildProcess | undefined;
+    const follower = chalk(rig, sc, ['fleet', epic, '--plan', planFile, '--yes'], {
+      env,
+      timeoutMs: 300_000,
+      onStart: (c) => {
+        starter = c;
+      },
+    });
     const paths = fleetPaths(sc.repo, epic, { XDG_STATE_HOME: rig.state });
     // Both first runs are in their loop call (the model is answering slowly).
     await pollFor(() => (sessions.get('loop:SHOP-51') && sessions.get('loop:SHOP-52') ? true : undefined), {
@@ -321,6 +329,11 @@ describe.skipIf(!available)('chalk fleet, end to end', { timeout: 600_000 }, () 
       what: 'the first two loops to be asked',
     });
     const supervisor = Number(readFileSync(paths.pid, 'utf8').trim());
+    // The terminal closes: the command that started the fleet gets SIGHUP and ends; the supervisor does not.
+    starter?.kill('SIGHUP');
+    const hung = await follower;
+    expect(hung.signal, explain(hung)).toBe('SIGHUP');
+    expect(isAlive(supervisor)).toBe(true);
     // A second `chalk fleet` attaches to the running supervisor instead of starting another.
     let seen = '';
     const attached = chalk(rig, sc, ['fleet', epic], {
@@ -342,8 +355,6 @@ describe.skipIf(!available)('chalk fleet, end to end', { timeout: 600_000 }, () 
       /^stopping fleet SHOP-50: supervisor pid \d+ sends SIGTERM to 2 run\(s\) in flight$/m,
     );
     expect(isAlive(supervisor)).toBe(false);
-    const followed = await follower;
-    expect(followed.code, explain(followed)).toBe(0);
     const second = await attached;
     expect(second.code, explain(second)).toBe(0);
     expect(second.stdout).toMatch(
@@ -372,11 +383,5 @@ function readOr(path: string): string {
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Alive and not a zombie (a process whose parent died may never be reaped in a container). */
+const isAlive = (pid: number): boolean => alive(pid);

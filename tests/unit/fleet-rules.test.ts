@@ -47,6 +47,7 @@ describe('plan validation, one line per problem', () => {
           'nope',
           ws('EPIC-1', { extra: 1 }),
           { title: 'no ticket', checkpoints: ['x'] },
+          ws('../../ETC-1', { title: '\u001b]0;owned\u0007Title' }),
         ],
       },
       facts,
@@ -63,6 +64,8 @@ describe('plan validation, one line per problem', () => {
       'workstream 5 (EPIC-1): the ticket is the epic itself; use its child tickets',
       'workstream 5 (EPIC-1): unknown field "extra"',
       'workstream 6: needs a ticket key like PROJ-123',
+      'workstream 7: ticket "../../ETC-1" is not a ticket key; use one like PROJ-123',
+      'workstream 7: the title must be one line without control characters',
     ]);
   });
 
