@@ -192,6 +192,14 @@ export default class FleetCommand extends Command {
       return null;
     });
     if (!loaded) return 1;
+    const { ceilingOf, worstCaseCalls, worstCaseRunUsd, usd } = await import('../core/fleet/budget.js');
+    const { runLimits } = await import('../core/fleet/fleet.js');
+    const ceiling = ceilingOf(config.str('CHALK_FLEET_BUDGET_USD'));
+    const limits = runLimits(config);
+    if (ceiling !== null && worstCaseRunUsd(limits) > ceiling)
+      throw new UserError(
+        `CHALK_FLEET_BUDGET_USD=${config.str('CHALK_FLEET_BUDGET_USD')} is below one run at its worst (${usd(worstCaseRunUsd(limits))}: CHALK_BUDGET_USD=${config.str('CHALK_BUDGET_USD')} x ${worstCaseCalls(limits)} calls), so nothing could start; raise it, or lower CHALK_BUDGET_USD or CHALK_MAX_LOOPS`,
+      );
     out(`plan for ${this.epic} (${loaded.path}${loaded.origin === 'saved' ? ', saved earlier' : ''}):`);
     this.context.stdout.write(table(planRows(loaded.plan)));
     if (!this.yes) {

@@ -130,4 +130,17 @@ describe('chalk fleet refusals', () => {
     expect(r.status).toBe(1);
     expect(t.branches()).toEqual(['main']);
   });
+
+  it('refuses a fleet ceiling below one run at its worst before anything is made', () => {
+    const t = setup();
+    const r = chalk(['fleet', 'SHOP-1', '--plan', t.planFile(good), '--yes'], {
+      cwd: t.root,
+      env: { ...t.env, CHALK_FLEET_BUDGET_USD: '5', CHALK_BUDGET_USD: '1.00', CHALK_MAX_LOOPS: '20' },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      'chalk: CHALK_FLEET_BUDGET_USD=5 is below one run at its worst ($23.00: CHALK_BUDGET_USD=1.00 x 23 calls), so nothing could start; raise it, or lower CHALK_BUDGET_USD or CHALK_MAX_LOOPS\n',
+    );
+    expect(t.branches()).toEqual(['main']);
+  });
 });
