@@ -13,6 +13,8 @@ export interface WorkstreamStatus {
   costUsd: number;
   startedAt: string | null;
   endedAt: string | null;
+  /** The exit code of the run the supervisor started, once it exited (null: unknown). */
+  exitCode: number | null;
 }
 
 /** A fleet's status (`status.json`, `chalk fleet EPIC --status --json`). */

@@ -34,15 +34,20 @@ export interface Memory {
   supervisor: { pid: number | null; alive: boolean };
   /** The store's last answer, used while it cannot be read. */
   summaries: TicketSummary[];
+  /** Runs this supervisor started whose exit has not been delivered yet. */
+  pending: Set<string>;
 }
 
 export const newMemory = (previous: FleetStatus | null): Memory => ({
   started: new Set(previous?.started ?? []),
-  exits: new Map(),
+  exits: new Map(
+    (previous?.workstreams ?? []).flatMap((w) => (typeof w.exitCode === 'number' ? [[w.ticket, w.exitCode]] : [])),
+  ),
   times: new Map((previous?.workstreams ?? []).map((w) => [w.ticket, { startedAt: w.startedAt, endedAt: w.endedAt }])),
   stopping: false,
   supervisor: { pid: null, alive: false },
   summaries: [],
+  pending: new Set(),
 });
 
 export interface Snapshot {
@@ -61,7 +66,13 @@ export async function snapshot(f: Fleet, mem: Memory): Promise<Snapshot> {
   } catch (err) {
     storeError = err instanceof Error ? err.message : String(err);
   }
-  const observed = await observe({ ...f, summaries: mem.summaries, started: mem.started, exits: mem.exits });
+  const observed = await observe({
+    ...f,
+    summaries: mem.summaries,
+    started: mem.started,
+    exits: mem.exits,
+    pending: mem.pending,
+  });
   const worstCase = worstCaseRunUsd(f.limits);
   const spent = observed.filter((o) => o.state !== 'queued');
   const committed =
@@ -107,6 +118,7 @@ export async function snapshot(f: Fleet, mem: Memory): Promise<Snapshot> {
       costUsd: o.costUsd,
       startedAt: mem.times.get(o.ticket)?.startedAt ?? null,
       endedAt: mem.times.get(o.ticket)?.endedAt ?? null,
+      exitCode: mem.exits.get(o.ticket) ?? null,
     })),
     started: [...mem.started],
     storeError,
@@ -178,7 +190,17 @@ export async function supervise(f: Fleet, o: SuperviseOptions): Promise<FleetSta
         const startedAt = new Date().toISOString();
         mem.times.set(ticket, { startedAt, endedAt: null });
         writeStatus(paths, { ...snap.status, started: [...mem.started] });
-        const run = o.launch({ ticket, worktree: worktreeOf(f.root, ticket) });
+        mem.pending.add(ticket);
+        let run: Launched;
+        try {
+          run = o.launch({ ticket, worktree: worktreeOf(f.root, ticket) });
+        } catch (err) {
+          // Could not be started: it counts as failed (and, being in the journal, is not retried).
+          mem.pending.delete(ticket);
+          mem.exits.set(ticket, 1);
+          o.log(`could not start ${ticket}: ${err instanceof Error ? err.message : String(err)}`);
+          continue;
+        }
         const used = snap.status.slots.used + snap.schedule.start.indexOf(ticket) + 1;
         o.log(`started ${ticket} (pid ${run.pid}; slot ${used} of ${f.parallel.value})`);
         run.onExit((code) => {
@@ -186,6 +208,7 @@ export async function supervise(f: Fleet, o: SuperviseOptions): Promise<FleetSta
           const t = mem.times.get(ticket);
           mem.times.set(ticket, { startedAt: t?.startedAt ?? startedAt, endedAt: new Date().toISOString() });
           mem.exits.set(ticket, code);
+          mem.pending.delete(ticket);
           poke();
         });
       }

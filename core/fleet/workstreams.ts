@@ -98,13 +98,17 @@ export async function observe(o: {
   summaries: readonly TicketSummary[];
   started: ReadonlySet<string>;
   exits: ReadonlyMap<string, number>;
+  /** Runs this supervisor started whose exit it has not been told of yet: still running, whatever the pid says. */
+  pending?: ReadonlySet<string>;
   env?: NodeJS.ProcessEnv;
 }): Promise<Observed[]> {
   const byTicket = new Map(o.summaries.map((s) => [s.ticket, s]));
   const out: Observed[] = [];
   for (const w of o.plan.workstreams) {
     const pid = readPid(runPaths(o.repo, w.ticket, o.env).pid);
-    const live = pid !== null && alive(pid);
+    // A child that has died but whose exit is not delivered yet is still running here, so its
+    // exit code (failed, detained, ...) decides its state rather than a guess.
+    const live = (pid !== null && alive(pid)) || (o.pending?.has(w.ticket) ?? false);
     const s = byTicket.get(w.ticket);
     const facts: WorkstreamFacts = {
       live,

@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { maxParallel } from '../../core/fleet/parallel.js';
-import { type Fleet, type Launched, supervise } from '../../core/fleet/supervisor.js';
-import { runPaths } from '../../core/layout.js';
+import { readStatus } from '../../core/fleet/status.js';
+import { type Fleet, type Launched, newMemory, snapshot, supervise } from '../../core/fleet/supervisor.js';
+import { fleetPaths, runPaths } from '../../core/layout.js';
 import type { Store, TicketSummary } from '../../core/ports/store.js';
 import { alive } from '../../core/process/pid.js';
 import { tempDir } from '../helpers/cli.js';
@@ -72,6 +73,9 @@ describe('the supervisor', { timeout: 60_000 }, () => {
     expect(f.most()).toBe(2);
     expect(final.workstreams.map((w) => w.state)).toEqual(['ready', 'ready', 'ready']);
     expect(final.done).toBe(true);
+    // Looked at afresh later (chalk fleet --status), the exits the supervisor saw still count.
+    const later = await snapshot(f.fleet, newMemory(readStatus(fleetPaths('shop', 'SHOP-1', f.fleet.env).status)));
+    expect(later.status.workstreams.map((w) => w.state)).toEqual(['ready', 'ready', 'ready']);
     expect(lines.findIndex((l) => l.startsWith('started SHOP-4'))).toBeGreaterThan(
       lines.findIndex((l) => / -> ready$/.test(l)),
     );
