@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fleetPaths, runPaths } from '../../core/layout.js';
 import { alive } from '../../core/process/pid.js';
 import { run } from '../../core/process/run.js';
@@ -102,6 +102,10 @@ describe.skipIf(!available)('chalk fleet, end to end', { timeout: 600_000 }, () 
       },
     });
   });
+  const scenarios: Scenario[] = [];
+  afterEach(() => {
+    for (const sc of scenarios.splice(0)) sc.dispose();
+  });
   afterAll(async () => {
     await model?.close();
     await rig?.close();
@@ -118,6 +122,7 @@ describe.skipIf(!available)('chalk fleet, end to end', { timeout: 600_000 }, () 
   /** A repository on main with the plan written beside it. */
   function fleetScenario(epic: string, tickets: string[]): { sc: Scenario; planFile: string } {
     const sc = makeScenario({ ticket: epic });
+    scenarios.push(sc);
     sc.git('checkout', '-q', 'main');
     const planFile = join(sc.dir, 'plan.json');
     writeFileSync(planFile, JSON.stringify(plan(epic, tickets)));
