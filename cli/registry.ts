@@ -58,6 +58,12 @@ export const COMMANDS: CommandEntry[] = [
   entry(['status'], 'Work', 'chalk status [--json]', () => import('./status.js')),
   entry(['run'], 'Work', 'chalk run [--detach]', () => import('./run.js')),
   entry(['check'], 'Work', 'chalk check', () => import('./check.js')),
+  entry(
+    ['fleet'],
+    'Work',
+    'chalk fleet EPIC [--plan FILE] [--yes] | --status [--json] | --stop',
+    () => import('./fleet.js'),
+  ),
   entry(['demo'], 'Work', 'chalk demo [--dir DIR]', () => import('./demo.js')),
   entry(['sandbox', 'build'], 'Setup', 'chalk sandbox build [--force]', () => import('./sandbox-build.js')),
   entry(

@@ -1,5 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { UserError } from '../core/errors.js';
+import { usd } from '../core/fleet/budget.js';
 import { repoName } from '../core/repo/git.js';
 import { PgStore } from '../core/store/index.js';
 import { ticketStatus } from '../core/store/ticket-status.js';
@@ -29,15 +30,34 @@ export default class StatusCommand extends Command {
       this.context.stdout.write('no tickets yet: start one with chalk new TICKET\n');
       return 0;
     }
-    const rows = report.tickets.map((t) => [
+    const row = (t: (typeof report.tickets)[number]) => [
       t.ticket,
       t.state ?? '-',
       dash(t.loops),
       dash(t.costUsd, (n) => `$${n.toFixed(2)}`),
       dash(t.fixes),
       String(t.detentions),
-    ]);
-    this.context.stdout.write(table([['TICKET', 'STATE', 'LOOPS', 'COST', 'FIXES', 'DETENTIONS'], ...rows]));
+    ];
+    const head = ['TICKET', 'STATE', 'LOOPS', 'COST', 'FIXES', 'DETENTIONS'];
+    const alone = report.tickets.filter((t) => t.epic === null);
+    const epics = [...new Set(report.tickets.map((t) => t.epic).filter((e): e is string => e !== null))];
+    if (epics.length === 0) {
+      this.context.stdout.write(table([head, ...alone.map(row)]));
+      return 0;
+    }
+    // Tickets a fleet made are grouped under their epic, with the fleet's spend and ceiling.
+    const ceiling = config.str('CHALK_FLEET_BUDGET_USD');
+    const parts: string[] = [];
+    if (alone.length > 0) parts.push(table([head, ...alone.map(row)]));
+    for (const epic of epics) {
+      const mine = report.tickets.filter((t) => t.epic === epic);
+      const spent = report.databaseError ? null : mine.reduce((s, t) => s + (t.costUsd ?? 0), 0);
+      const spend = spent === null ? 'spend unknown' : `spent ${usd(spent)}`;
+      parts.push(
+        `fleet ${epic}: ${spend} of ${ceiling === '' ? 'no ceiling (CHALK_FLEET_BUDGET_USD unset)' : `${usd(Number(ceiling))} (CHALK_FLEET_BUDGET_USD)`}\n${table([head, ...mine.map(row)])}`,
+      );
+    }
+    this.context.stdout.write(parts.join('\n'));
     return 0;
   }
 }

@@ -16,9 +16,16 @@ import { join } from 'node:path';
  *   decider/hf/                      the models it downloaded (a Hugging Face cache)
  *   plugins/trusted.json             plugins trusted on this machine (core/kernel/plugin-trust.ts)
  *   db/                              the embedded store (core/store/embedded/paths.ts)
+ *   <repo>/plans/<EPIC>.json         a fleet's saved plan (core/fleet/plan.ts)
+ *   <repo>/fleets/<EPIC>/            a fleet's supervisor (core/fleet/supervisor.ts)
+ *     supervisor.pid                 the live supervisor's pid: also its lock (created exclusively)
+ *     supervisor.log                 what it did, one line per start, finish and refusal
+ *     status.json                    its last snapshot: slots, queue, each workstream (FleetStatus)
+ *     stop                           asked to stop (chalk fleet EPIC --stop)
  *   <repo>/runs/<TICKET>/
  *     pid                            live run pid
  *     run.json                       the run record: run id, pid, loops so far, whether it ended (core/run/resume.ts)
+ *     fleet                          the epic whose fleet made this ticket (one line)
  *     run.log                        output of a --detach run
  *     io/                            wiped at every run start
  *       system.md, prompt.md         system prompt, last loop's prompt
@@ -103,6 +110,37 @@ export function runsDir(repo: string, env: NodeJS.ProcessEnv = process.env): str
   return join(repoStateDir(repo, env), 'runs');
 }
 
+/** Where an epic's plan is saved. */
+export function planPath(repo: string, epic: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(repoStateDir(repo, env), 'plans', `${epic}.json`);
+}
+
+export function plansDir(repo: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(repoStateDir(repo, env), 'plans');
+}
+
+/** Every path of an epic's fleet supervisor. */
+export interface FleetPaths {
+  dir: string;
+  plan: string;
+  pid: string;
+  log: string;
+  status: string;
+  stop: string;
+}
+
+export function fleetPaths(repo: string, epic: string, env: NodeJS.ProcessEnv = process.env): FleetPaths {
+  const dir = join(repoStateDir(repo, env), 'fleets', epic);
+  return {
+    dir,
+    plan: planPath(repo, epic, env),
+    pid: join(dir, 'supervisor.pid'),
+    log: join(dir, 'supervisor.log'),
+    status: join(dir, 'status.json'),
+    stop: join(dir, 'stop'),
+  };
+}
+
 /** Every path of one ticket's run directory. */
 export interface RunPaths {
   dir: string;
@@ -110,6 +148,8 @@ export interface RunPaths {
   /** The run record (core/run/resume.ts): what a run that ended without an ending had done. Not in io/: it outlives the next start. */
   record: string;
   runLog: string;
+  /** The epic whose fleet made the ticket, when one did. */
+  fleet: string;
   io: string;
   systemPrompt: string;
   prompt: string;
@@ -133,6 +173,7 @@ export function runPaths(repo: string, ticket: string, env: NodeJS.ProcessEnv = 
     pid: join(dir, 'pid'),
     record: join(dir, 'run.json'),
     runLog: join(dir, 'run.log'),
+    fleet: join(dir, 'fleet'),
     io,
     systemPrompt: join(io, 'system.md'),
     prompt: join(io, 'prompt.md'),

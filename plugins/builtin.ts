@@ -34,6 +34,7 @@ export const BUILTINS: readonly BuiltinPlugin[] = [
     load: async () => (await import('./sandbox-docker/index.js')).default,
   },
   { name: 'core-agent', load: async () => (await import('../core/agent/plugin.js')).agentPlugin },
+  { name: 'core-fleet', load: async () => (await import('../core/fleet/plugin.js')).fleetPlugin },
 ];
 
 /** The loaders alone, for bootKernel. */

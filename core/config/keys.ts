@@ -84,6 +84,15 @@ export const KEYS: readonly KeySpec[] = [
     autoOrPositive('CHALK_MAX_PARALLEL', 'a positive whole number'),
   ),
   repo(
+    'CHALK_FLEET_BUDGET_USD',
+    '',
+    'Spend ceiling of a whole fleet (empty: none): no workstream starts once the recorded spend plus a run at its worst would pass it, and runs in flight stop into detention before a loop that could',
+    z.string().refine((v) => v === '' || (/^[0-9]+(\.[0-9]+)?$/.test(v) && Number(v) > 0), {
+      error: (i) =>
+        `CHALK_FLEET_BUDGET_USD must be empty or a positive amount of US dollars, like 20.00 ${got(i.input)}`,
+    }),
+  ),
+  repo(
     'CHALK_OUTPUT_CAP_MB',
     '64',
     'MiB of output the host takes from any one command in the sandbox (its log holds that much); past it the command is stopped',

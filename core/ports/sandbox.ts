@@ -147,3 +147,16 @@ export interface Sandbox {
   /** Stops and removes every session this process opened (for signal handlers). */
   closeAll(): Promise<void>;
 }
+
+/**
+ * What the engine behind a Sandbox can hold: its CPUs and memory, and the memory one
+ * sandbox is given. A Sandbox that can say implements it; the fleet sizes its slots by it.
+ * Null when the engine cannot be asked.
+ */
+export interface SandboxCapacity {
+  capacity(): Promise<{ cpus: number; memoryMb: number; sandboxMemoryMb: number } | null>;
+}
+
+export function hasCapacity(x: unknown): x is SandboxCapacity {
+  return typeof (x as Partial<SandboxCapacity> | null)?.capacity === 'function';
+}

@@ -20,6 +20,7 @@ export const DETENTION_KINDS = [
   'no_change',
   'stuck',
   'guard',
+  'fleet_budget',
   'other',
 ] as const;
 export type DetentionKind = (typeof DETENTION_KINDS)[number];
@@ -38,6 +39,9 @@ export const reasons = {
   /** A stopping verdict under `CHALK_FP_RULES=on`: `repeat: rubric failed (exit 1)`. */
   verdict: (verdict: StoppingVerdict, loopReason: string) => `${verdict}: ${loopReason}`,
   stuck: (loopReason: string) => `stuck: ${loopReason}`,
+  /** A fleet's run stopped between loops: the next call could pass CHALK_FLEET_BUDGET_USD. */
+  fleetBudget: (epic: string, spentUsd: number, ceilingUsd: number) =>
+    `fleet budget: fleet ${epic} has spent $${spentUsd.toFixed(2)} of CHALK_FLEET_BUDGET_USD=$${ceilingUsd.toFixed(2)}, and another call could pass it`,
 };
 
 /** From this many refused actions in the last loop, the `next:` line points at permissions instead. */
@@ -98,6 +102,8 @@ export function nextStep(f: NextStepFacts): string {
       const branch = f.branch ?? 'the detention branch below';
       return `the agent changed what it is graded by (${files}), so none of that work reached the ticket branch; read the attempt on ${branch} (git diff HEAD ${branch}) before you take any of it, and make such a change yourself if the ticket needs it`;
     }
+    case 'fleet_budget':
+      return "this ticket's fleet reached its spend ceiling; raise CHALK_FLEET_BUDGET_USD if the work is worth it, then run the ticket again";
     case 'stuck':
       return `the decider judged the agent stuck on the same root cause as the loop before (confidence ${(f.confidence ?? 0).toFixed(2)}); fix that cause yourself, since a retry would likely fail the same way`;
     default:

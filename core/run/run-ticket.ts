@@ -8,6 +8,7 @@ import { type RunContext, resolveContext } from './context.js';
 import type { RunDeps } from './deps.js';
 import { DETENTION_EXIT, type DetainInput, detain } from './detention.js';
 import { DETENTION_KINDS, type DetentionKind, reasons } from './detention-reasons.js';
+import { fleetBudgetStop } from './fleet-budget.js';
 import { graduate } from './graduation.js';
 import { CallTracker, recordOnAbort, trackingAgent } from './interrupt.js';
 import { type LoopResult, runLoop } from './loop-step.js';
@@ -110,6 +111,8 @@ async function loops(run: Run, record: RunRecorder): Promise<RunOutcome> {
   for (;;) {
     progress();
     const open = openCount(readFileSync(run.ctx.specPath, 'utf8'));
+    const overBudget = await fleetBudgetStop(run, open);
+    if (overBudget) return park(run, overBudget);
     if (reviewDue(open, state)) {
       const review = await reviewInFreshSandbox(run);
       if (review.passed) {

@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { hostGitPort } from '../git/port.js';
 import { runPaths, runsDir } from '../layout.js';
@@ -17,6 +17,18 @@ export interface TicketStatus {
   fixes: number | null;
   detentions: number;
   lastActiveAt: Date | null;
+  /** The epic whose fleet made the ticket (its run directory says), or null. */
+  epic: string | null;
+}
+
+/** The epic a fleet recorded in the ticket's run directory, or null. */
+function epicOf(path: string): string | null {
+  try {
+    const epic = readFileSync(path, 'utf8').trim();
+    return TICKET_RE.test(epic) ? epic : null;
+  } catch {
+    return null;
+  }
 }
 
 export interface StatusReport {
@@ -105,6 +117,7 @@ export async function ticketStatus(opts: {
       fixes: known ? (s?.fixes ?? 0) : null,
       detentions: detentions.get(ticket) ?? 0,
       lastActiveAt: last,
+      epic: epicOf(paths.fleet),
     };
   });
   // Newest first. A Date keeps milliseconds and the database microseconds, so two tickets whose

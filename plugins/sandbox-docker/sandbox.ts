@@ -2,7 +2,7 @@ import type { Config } from '../../core/config/config.js';
 import { UserError } from '../../core/errors.js';
 import type { OneShotRunner } from '../../core/ports/agent.js';
 import type { Log } from '../../core/ports/log.js';
-import type { ExecResult, Sandbox, SandboxSession, SandboxSpec } from '../../core/ports/sandbox.js';
+import type { ExecResult, Sandbox, SandboxCapacity, SandboxSession, SandboxSpec } from '../../core/ports/sandbox.js';
 import {
   autoCpus,
   type ContainerShape,
@@ -40,7 +40,7 @@ export interface DockerSandboxOptions {
 const MIB = 1024 * 1024;
 
 /** The Sandbox port on the Docker engine, through dockerode. */
-export class DockerSandbox implements Sandbox, OneShotRunner {
+export class DockerSandbox implements Sandbox, OneShotRunner, SandboxCapacity {
   constructor(private readonly opts: DockerSandboxOptions) {}
 
   static fromConfig(config: Config, log?: Log): DockerSandbox {
@@ -87,6 +87,21 @@ export class DockerSandbox implements Sandbox, OneShotRunner {
     return removed;
   }
 
+  /** The engine's CPUs and memory (`docker info`) and one sandbox's memory; null when the engine does not answer. */
+  async capacity(): Promise<{ cpus: number; memoryMb: number; sandboxMemoryMb: number } | null> {
+    try {
+      const info = (await (await docker()).info()) as { NCPU?: number; MemTotal?: number };
+      if (!info.NCPU || !info.MemTotal) return null;
+      return {
+        cpus: info.NCPU,
+        memoryMb: Math.floor(info.MemTotal / MIB),
+        sandboxMemoryMb: this.memoryMb,
+      };
+    } catch {
+      return null;
+    }
+  }
+
   private cpus: Promise<number> | undefined;
 
   /** CPUs per sandbox: the setting, or for `auto` half of what the engine reports (4 when it cannot say). */
@@ -106,8 +121,12 @@ export class DockerSandbox implements Sandbox, OneShotRunner {
       needsHostAlias: env.needsHostAlias,
       user: sandboxUser(),
       tmpfsSize,
-      limits: { memoryMb: this.opts.memoryMb ?? 2048, cpus: await this.cpuLimit(), pids: PIDS_LIMIT },
+      limits: { memoryMb: this.memoryMb, cpus: await this.cpuLimit(), pids: PIDS_LIMIT },
     };
+  }
+
+  private get memoryMb(): number {
+    return this.opts.memoryMb ?? 2048;
   }
 
   private get maxOutputBytes(): number {

@@ -70,3 +70,30 @@ describe('chalk status order', () => {
     expect(r.databaseError).toBe('database unreachable');
   });
 });
+
+describe('chalk status and fleets', () => {
+  it('names the epic of a ticket a fleet made, and null for any other (or a bad mark)', async () => {
+    const { env, root } = setup();
+    const at = new Date('2026-01-02T03:04:05.678Z');
+    const { writeFileSync } = await import('node:fs');
+    const { runPaths } = await import('../../core/layout.js');
+    for (const [t, mark] of [
+      ['SHOP-2', 'SHOP-100\n'],
+      ['SHOP-3', '../../etc\n'],
+    ] as const) {
+      mkdirSync(runPaths('shop', t, env).dir, { recursive: true });
+      writeFileSync(runPaths('shop', t, env).fleet, mark);
+    }
+    const r = await ticketStatus({
+      repo: 'shop',
+      root,
+      env,
+      store: storeOf([summary('SHOP-2', at), summary('SHOP-3', at), summary('SHOP-4', at)]),
+    });
+    expect(Object.fromEntries(r.tickets.map((t) => [t.ticket, t.epic]))).toEqual({
+      'SHOP-2': 'SHOP-100',
+      'SHOP-3': null,
+      'SHOP-4': null,
+    });
+  });
+});
