@@ -1,5 +1,5 @@
-import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { alive, readPid } from '../process/pid.js';
+import { linkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { livePid, pidFileText, readPid } from '../process/pid.js';
 
 /**
  * The supervisor's pid file is also its lock: made by a hard link of a private file, which
@@ -9,7 +9,7 @@ import { alive, readPid } from '../process/pid.js';
 export function acquirePidLock(path: string, self = process.pid): boolean {
   for (let attempt = 0; attempt < 3; attempt++) {
     const tmp = `${path}.${self}.tmp`;
-    writeFileSync(tmp, `${self}\n`);
+    writeFileSync(tmp, pidFileText(self));
     try {
       linkSync(tmp, path);
       return true;
@@ -20,7 +20,7 @@ export function acquirePidLock(path: string, self = process.pid): boolean {
     }
     const holder = readPid(path);
     if (holder === self) return true;
-    if (holder !== null && alive(holder)) return false;
+    if (holder !== null && livePid(path) === holder) return false;
     const aside = `${path}.stale.${self}`;
     try {
       renameSync(path, aside);
@@ -29,7 +29,7 @@ export function acquirePidLock(path: string, self = process.pid): boolean {
     }
     // What was moved may already be a live newcomer's lock: put it back and let it win.
     const moved = readPid(aside);
-    if (moved !== null && moved !== holder && alive(moved)) {
+    if (moved !== null && moved !== holder && livePid(aside) === moved) {
       try {
         linkSync(aside, path);
       } catch {}
@@ -44,12 +44,11 @@ export function acquirePidLock(path: string, self = process.pid): boolean {
 /** Removes the lock if this process holds it. */
 export function releasePidLock(path: string, self = process.pid): void {
   try {
-    if (readFileSync(path, 'utf8').trim() === String(self)) rmSync(path, { force: true });
+    if (readPid(path) === self) rmSync(path, { force: true });
   } catch {}
 }
 
-/** The live supervisor's pid, or null. */
+/** The live supervisor's pid (written on this boot), or null. */
 export function liveHolder(path: string): number | null {
-  const pid = readPid(path);
-  return pid !== null && alive(pid) ? pid : null;
+  return livePid(path);
 }

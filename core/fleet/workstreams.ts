@@ -5,7 +5,7 @@ import { HostGitError, hostGit, hostGitOk, oneLine } from '../git/host-git.js';
 import { runPaths } from '../layout.js';
 import type { HostGit } from '../ports/host-git.js';
 import type { TicketSummary } from '../ports/store.js';
-import { alive, readPid } from '../process/pid.js';
+import { livePid } from '../process/pid.js';
 import { newTicket } from '../setup/new-ticket.js';
 import { type Plan, specFromWorkstream, type Workstream } from './plan.js';
 import { type WorkstreamFacts, type WorkstreamState, workstreamState } from './schedule.js';
@@ -105,10 +105,10 @@ export async function observe(o: {
   const byTicket = new Map(o.summaries.map((s) => [s.ticket, s]));
   const out: Observed[] = [];
   for (const w of o.plan.workstreams) {
-    const pid = readPid(runPaths(o.repo, w.ticket, o.env).pid);
+    const pid = livePid(runPaths(o.repo, w.ticket, o.env).pid);
     // A child that has died but whose exit is not delivered yet is still running here, so its
     // exit code (failed, detained, ...) decides its state rather than a guess.
-    const live = (pid !== null && alive(pid)) || (o.pending?.has(w.ticket) ?? false);
+    const live = pid !== null || (o.pending?.has(w.ticket) ?? false);
     const s = byTicket.get(w.ticket);
     const facts: WorkstreamFacts = {
       live,

@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acquirePidLock, liveHolder, releasePidLock } from '../../core/fleet/lock.js';
+import { readPid } from '../../core/process/pid.js';
 
 const made: string[] = [];
 afterEach(() => {
@@ -43,7 +44,7 @@ describe("the supervisor's pid lock", () => {
     writeFileSync(path, `${dead}\n`);
     expect(liveHolder(path)).toBeNull();
     expect(acquirePidLock(path, process.pid)).toBe(true);
-    expect(readFileSync(path, 'utf8').trim()).toBe(String(process.pid));
+    expect(readPid(path)).toBe(process.pid);
   });
 
   // The built module (npx tsc -p tsconfig.build.json), in separate processes.
