@@ -26,6 +26,7 @@ import { join } from 'node:path';
  *     pid                            live run pid
  *     run.json                       the run record: run id, pid, loops so far, whether it ended (core/run/resume.ts)
  *     fleet                          the epic whose fleet made this ticket (one line)
+ *     rejoin                         office hours asked the fleet to run it again (the tutoring branch; core/run/office-hours.ts)
  *     run.log                        output of a --detach run
  *     io/                            wiped at every run start
  *       system.md, prompt.md         system prompt, last loop's prompt
@@ -150,6 +151,8 @@ export interface RunPaths {
   runLog: string;
   /** The epic whose fleet made the ticket, when one did. */
   fleet: string;
+  /** Written by office hours on a fleet's ticket: the supervisor starts it once more (its content is the token it consumes). */
+  rejoin: string;
   io: string;
   systemPrompt: string;
   prompt: string;
@@ -174,6 +177,7 @@ export function runPaths(repo: string, ticket: string, env: NodeJS.ProcessEnv = 
     record: join(dir, 'run.json'),
     runLog: join(dir, 'run.log'),
     fleet: join(dir, 'fleet'),
+    rejoin: join(dir, 'rejoin'),
     io,
     systemPrompt: join(io, 'system.md'),
     prompt: join(io, 'prompt.md'),

@@ -85,6 +85,8 @@ export interface WorkstreamFacts {
   started: boolean;
   /** The exit code of the run this supervisor started, once it exited. */
   exitCode: number | null;
+  /** Office hours asked for it to run again (its rejoin mark) and no start has consumed that yet. */
+  rejoin?: boolean;
 }
 
 /** Exit codes of `chalk run` (core/run/run-ticket.ts and the CLI's edge). */
@@ -97,13 +99,16 @@ const BY_EXIT: Record<number, WorkstreamState> = {
 };
 
 /**
- * A workstream's state: running while its pid lives; else what the store recorded when it
+ * A workstream's state: running while its pid lives; else queued again when office hours
+ * asked for it (a rejoin mark no start has consumed); else what the store recorded when it
  * ended (submitted, ready, detained, spec-blocked); else what its exit code says; else, once
  * anything shows it started, `stopped` (ended without an outcome: never started again by the
  * fleet); else `queued`.
  */
 export function workstreamState(f: WorkstreamFacts): WorkstreamState {
   if (f.live) return 'running';
+  // After office hours a detained workstream rejoins the queue, once per visit.
+  if (f.rejoin) return 'queued';
   switch (f.recorded) {
     case 'submitted':
       return 'submitted';

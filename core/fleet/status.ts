@@ -31,6 +31,8 @@ export interface FleetStatus {
   workstreams: WorkstreamStatus[];
   /** Every workstream the supervisor started, ever (its journal: none is started twice). */
   started: string[];
+  /** The rejoin token each office-hours visit's start consumed, by ticket (absent in older files). */
+  rejoined?: Record<string, string>;
   /** Why the store could not be read at the last look (states and spend are then the last known). */
   storeError: string | null;
   /** The supervisor's work is over. */

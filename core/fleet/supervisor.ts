@@ -28,6 +28,8 @@ export interface Fleet {
 /** What the supervisor remembers between looks. */
 export interface Memory {
   started: Set<string>;
+  /** Rejoin tokens consumed by a start, by ticket. */
+  rejoined: Map<string, string>;
   exits: Map<string, number>;
   times: Map<string, { startedAt: string | null; endedAt: string | null }>;
   stopping: boolean;
@@ -40,6 +42,7 @@ export interface Memory {
 
 export const newMemory = (previous: FleetStatus | null): Memory => ({
   started: new Set(previous?.started ?? []),
+  rejoined: new Map(Object.entries(previous?.rejoined ?? {})),
   exits: new Map(
     (previous?.workstreams ?? []).flatMap((w) => (typeof w.exitCode === 'number' ? [[w.ticket, w.exitCode]] : [])),
   ),
@@ -72,6 +75,7 @@ export async function snapshot(f: Fleet, mem: Memory): Promise<Snapshot> {
     started: mem.started,
     exits: mem.exits,
     pending: mem.pending,
+    rejoined: mem.rejoined,
   });
   const worstCase = worstCaseRunUsd(f.limits);
   const spent = observed.filter((o) => o.state !== 'queued');
@@ -121,6 +125,7 @@ export async function snapshot(f: Fleet, mem: Memory): Promise<Snapshot> {
       exitCode: mem.exits.get(o.ticket) ?? null,
     })),
     started: [...mem.started],
+    rejoined: Object.fromEntries(mem.rejoined),
     storeError,
     done: sched.done,
     updatedAt: new Date().toISOString(),
@@ -187,9 +192,14 @@ export async function supervise(f: Fleet, o: SuperviseOptions): Promise<FleetSta
       for (const ticket of snap.schedule.start) {
         // The journal first: a supervisor killed between the two never starts it again.
         mem.started.add(ticket);
+        const rejoin = snap.observed.find((w) => w.ticket === ticket)?.rejoin ?? null;
+        if (rejoin !== null) {
+          mem.rejoined.set(ticket, rejoin);
+          mem.exits.delete(ticket);
+        }
         const startedAt = new Date().toISOString();
         mem.times.set(ticket, { startedAt, endedAt: null });
-        writeStatus(paths, { ...snap.status, started: [...mem.started] });
+        writeStatus(paths, { ...snap.status, started: [...mem.started], rejoined: Object.fromEntries(mem.rejoined) });
         mem.pending.add(ticket);
         let run: Launched;
         try {
@@ -202,7 +212,8 @@ export async function supervise(f: Fleet, o: SuperviseOptions): Promise<FleetSta
           continue;
         }
         const used = snap.status.slots.used + snap.schedule.start.indexOf(ticket) + 1;
-        o.log(`started ${ticket} (pid ${run.pid}; slot ${used} of ${f.parallel.value})`);
+        const again = rejoin !== null ? `, again after office hours on ${rejoin}` : '';
+        o.log(`started ${ticket} (pid ${run.pid}; slot ${used} of ${f.parallel.value}${again})`);
         run.onExit((code) => {
           // When the slot freed: the exit itself, not when the next look notices it.
           const t = mem.times.get(ticket);

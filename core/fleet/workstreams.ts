@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../errors.js';
 import { HostGitError, hostGit, hostGitOk, oneLine } from '../git/host-git.js';
@@ -87,6 +87,18 @@ export interface Observed {
   pid: number | null;
   costUsd: number;
   loops: number;
+  /** Its rejoin mark's token when office hours asked for another run that has not started yet. */
+  rejoin: string | null;
+}
+
+/** The rejoin mark office hours left (its token: the tutoring branch), or null. Capped: it is a line. */
+export function rejoinMark(path: string): string | null {
+  try {
+    const token = readFileSync(path, 'utf8').slice(0, 400).split('\n')[0]?.trim() ?? '';
+    return token === '' ? null : token;
+  } catch {
+    return null;
+  }
 }
 
 /** Each workstream's state now, from its pid file, the store's summaries, its branch and what the supervisor knows. */
@@ -100,12 +112,17 @@ export async function observe(o: {
   exits: ReadonlyMap<string, number>;
   /** Runs this supervisor started whose exit it has not been told of yet: still running, whatever the pid says. */
   pending?: ReadonlySet<string>;
+  /** The rejoin tokens a start already consumed, by ticket (the journal: a visit runs once). */
+  rejoined?: ReadonlyMap<string, string>;
   env?: NodeJS.ProcessEnv;
 }): Promise<Observed[]> {
   const byTicket = new Map(o.summaries.map((s) => [s.ticket, s]));
   const out: Observed[] = [];
   for (const w of o.plan.workstreams) {
-    const pid = livePid(runPaths(o.repo, w.ticket, o.env).pid);
+    const paths = runPaths(o.repo, w.ticket, o.env);
+    const pid = livePid(paths.pid);
+    const mark = rejoinMark(paths.rejoin);
+    const rejoin = mark !== null && o.rejoined?.get(w.ticket) !== mark ? mark : null;
     // A child that has died but whose exit is not delivered yet is still running here, so its
     // exit code (failed, detained, ...) decides its state rather than a guess.
     const live = pid !== null || (o.pending?.has(w.ticket) ?? false);
@@ -117,14 +134,17 @@ export async function observe(o: {
       exitCode: o.exits.get(w.ticket) ?? null,
       // Only asked when nothing else says it started (one git call per queued workstream).
       runCommits: false,
+      rejoin: rejoin !== null,
     };
-    if (workstreamState(facts) === 'queued') facts.runCommits = await hasRunCommits(o.root, w.ticket, o.base);
+    if (rejoin === null && workstreamState(facts) === 'queued')
+      facts.runCommits = await hasRunCommits(o.root, w.ticket, o.base);
     out.push({
       ticket: w.ticket,
       state: workstreamState(facts),
       pid: live ? pid : null,
       costUsd: s?.costUsd ?? 0,
       loops: s?.loops ?? 0,
+      rejoin: live ? null : rejoin,
     });
   }
   return out;

@@ -11,6 +11,7 @@ import type { RunDeps } from './deps.js';
 import { detachRun } from './detach.js';
 import { epochBranch } from './detention-reasons.js';
 import { type DistillOptions, distill } from './distill.js';
+import { rejoinFleet } from './fleet-rejoin.js';
 import { type Graduation, graduate } from './graduation.js';
 import { CallTracker, recordOnAbort, trackingAgent } from './interrupt.js';
 import { type Distilled, lessonLine, noteRefusal, officeHoursBranchRefusal } from './office-hours-rules.js';
@@ -49,7 +50,9 @@ export interface OfficeHoursOptions extends Pick<RunTicketOptions, 'signal' | 'o
 export type OfficeHoursNext =
   | { kind: 'run'; result: RunResult }
   | { kind: 'detached'; pid: number }
-  | { kind: 'graduated'; graduation: Graduation };
+  | { kind: 'graduated'; graduation: Graduation }
+  /** A fleet made the ticket and its supervisor runs it again when a slot frees. */
+  | { kind: 'rejoined'; epic: string };
 
 export interface OfficeHoursResult {
   /** The context on the new `tutoring/...` branch. */
@@ -129,7 +132,10 @@ async function resolveLesson(
   }
 }
 
-/** On the tutoring branch: the request when nothing is open (whatever CHALK_AUTO_MR says), else the run, here or detached. */
+/**
+ * On the tutoring branch: the request when nothing is open (whatever CHALK_AUTO_MR says); a fleet's
+ * ticket whose supervisor is alive back into its queue; else the run, here or detached.
+ */
 async function continueTicket(
   ctx: RunContext,
   deps: RunDeps,
@@ -139,6 +145,13 @@ async function continueTicket(
   if (openCount(readFileSync(ctx.specPath, 'utf8')) === 0) {
     const graduation = await graduate({ ctx, deps, log }, { reviewSummary: '', force: true });
     return { next: { kind: 'graduated', graduation }, exitCode: 0 };
+  }
+  const fleet = rejoinFleet(ctx, deps.env);
+  if (fleet) {
+    log.info(
+      `back in fleet ${fleet.epic}'s queue: its supervisor runs ${ctx.ticket} again when a slot frees (see: chalk fleet ${fleet.epic} --status)`,
+    );
+    return { next: { kind: 'rejoined', epic: fleet.epic }, exitCode: 0 };
   }
   if (o.detach) {
     const pid = (o.detachRun ?? detachRun)(ctx);

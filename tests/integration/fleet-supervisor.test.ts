@@ -81,6 +81,44 @@ describe('the supervisor', { timeout: 60_000 }, () => {
     );
   });
 
+  it('starts a detained workstream once more after office hours marks it, and never twice for one visit', async () => {
+    let detained = true;
+    const f = fleetWith({
+      tickets: ['SHOP-2', 'SHOP-3'],
+      slots: 2,
+      summaries: () =>
+        detained ? [{ ticket: 'SHOP-2', state: 'detained', loops: 2, costUsd: 0.2, fixes: 0, lastActiveAt: null }] : [],
+    });
+    const paths = fleetPaths('shop', 'SHOP-1', f.fleet.env);
+    mkdirSync(paths.dir, { recursive: true });
+    // An earlier look: SHOP-2 was started, and ended detained.
+    writeFileSync(paths.status, JSON.stringify({ started: ['SHOP-2'], workstreams: [] }));
+    const ws = runPaths('shop', 'SHOP-2', f.fleet.env);
+    mkdirSync(ws.dir, { recursive: true });
+    const rejoin = ws.rejoin;
+    writeFileSync(rejoin, 'tutoring/SHOP-2-1700000000\n');
+    const lines: string[] = [];
+    const run = () =>
+      supervise(f.fleet, {
+        launch: f.launcher(100),
+        log: (l) => lines.push(l),
+        signal: new AbortController().signal,
+        pollMs: 50,
+      });
+    const first = await run();
+    expect(f.order.sort()).toEqual(['SHOP-2', 'SHOP-3']);
+    expect(lines.some((l) => l.includes('again after office hours on tutoring/SHOP-2-1700000000'))).toBe(true);
+    expect(first.rejoined).toEqual({ 'SHOP-2': 'tutoring/SHOP-2-1700000000' });
+    // The same visit's mark, seen by a later supervisor (a restart): nothing starts again.
+    detained = true;
+    await run();
+    expect(f.order.sort()).toEqual(['SHOP-2', 'SHOP-3']);
+    // A second visit (a new tutoring branch) is a new start.
+    writeFileSync(rejoin, 'tutoring/SHOP-2-1700000500\n');
+    await run();
+    expect(f.order.filter((t) => t === 'SHOP-2')).toHaveLength(2);
+  });
+
   it('waits for a store it cannot read under a ceiling instead of starting or giving up, then goes on', async () => {
     let failing = true;
     const f = fleetWith({

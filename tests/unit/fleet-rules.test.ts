@@ -217,6 +217,12 @@ describe("a workstream's state", () => {
   it('is running while its pid lives, whatever else is known', () => {
     expect(workstreamState({ ...f, live: true, recorded: 'detained', exitCode: 3 })).toBe('running');
   });
+  it('is queued again after office hours (a rejoin no start consumed), but running while its pid lives', () => {
+    const detained = { ...f, started: true, recorded: 'detained' as const, exitCode: 3 };
+    expect(workstreamState(detained)).toBe('detained');
+    expect(workstreamState({ ...detained, rejoin: true })).toBe('queued');
+    expect(workstreamState({ ...detained, rejoin: true, live: true })).toBe('running');
+  });
   it('is what the store recorded when it ended', () => {
     expect(workstreamState({ ...f, recorded: 'submitted' })).toBe('submitted');
     expect(workstreamState({ ...f, recorded: 'done' })).toBe('ready');

@@ -1,10 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UserError } from '../../core/errors.js';
+import { fleetPaths, runPaths } from '../../core/layout.js';
 import type { LoopKind } from '../../core/ports/agent.js';
+import { pidFileText } from '../../core/process/pid.js';
+import { repoKey } from '../../core/repo/git.js';
 import { officeHours } from '../../core/run/office-hours.js';
 import { LESSON_MAX_CHARS } from '../../core/run/office-hours-rules.js';
 import { submitTicket } from '../../core/run/submit.js';
@@ -206,6 +209,36 @@ describe('office hours in-process', { timeout: 30_000 }, () => {
     expect(repo.git('rev-parse', '--abbrev-ref', 'HEAD')).toBe(r.ctx.branch);
     expect(t.log.text()).toContain(`running in the background (pid 4242); follow with: chalk logs ${TICKET} -f`);
     expect(agent.remaining()).toEqual({});
+  });
+
+  it("a fleet's ticket goes back into the fleet's queue while its supervisor lives, and runs here once it is gone", async () => {
+    const repo = makeRepo({ CHALK_DISTILL: 'false' }, 2);
+    const agent = new ScriptedAgent().script('continue', work(1, 2, true));
+    const { t, branch } = await detainAndSwitch(repo, agent);
+    const paths = runPaths(repoKey(repo.root), TICKET, repo.env);
+    writeFileSync(paths.fleet, 'PROJ-9\n');
+    const supervisor = fleetPaths(repoKey(repo.root), 'PROJ-9', repo.env);
+    mkdirSync(supervisor.dir, { recursive: true });
+    writeFileSync(supervisor.pid, pidFileText(process.pid));
+    const r = await officeHours(t.deps(), { root: repo.root, note: 'removed the stray file' });
+    expect(r.next).toEqual({ kind: 'rejoined', epic: 'PROJ-9' });
+    expect(readFileSync(paths.rejoin, 'utf8')).toBe(`${r.ctx.branch}\n`);
+    expect(t.log.text()).toContain(
+      `back in fleet PROJ-9's queue: its supervisor runs ${TICKET} again when a slot frees`,
+    );
+    expect(agent.calls.filter((c) => c.kind === 'continue')).toHaveLength(1);
+
+    // A second visit after the supervisor is gone: nobody serves the queue, so it runs here.
+    rmSync(paths.rejoin);
+    repo.git('switch', '--quiet', branch);
+    rmSync(supervisor.pid);
+    const again = new ScriptedAgent().script('continue', work(2, 2, false)).script('review', async () => ({
+      answer: { verdict: 'pass', summary: 'fine', findings: [] },
+    }));
+    const t2 = await createTestKernel({ root: repo.root, env: repo.env, agent: again });
+    const r2 = await officeHours(t2.deps(), { root: repo.root, note: 'removed it again' });
+    expect(r2.next.kind).toBe('run');
+    expect(existsSync(paths.rejoin)).toBe(false);
   });
 
   it('an interrupted distillation is recorded as such, and nothing is resolved or switched', async () => {
