@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as s from '../fakes/model-script.js';
 import {
@@ -10,6 +12,7 @@ import {
   makeScenario,
   type Rig,
   type Scenario,
+  sampleSpec,
   startRig,
   ticketState,
 } from './harness.js';
@@ -143,5 +146,68 @@ describe.skipIf(!available)('chalk office-hours, end to end', { timeout: 400_000
     expect(requests(sc)).toHaveLength(1);
     expect(await containers(sc)).toEqual([]);
     sc.dispose();
+  });
+  it('a later ticket that fails the same way gets the lesson in its prompt: in the same repository, in another only while general, never once forgotten', async () => {
+    // The lesson, from a real detention and office hours in repository A.
+    const a = makeScenario({ checkpoints: 1 });
+    await detainedByStray(rig, a);
+    a.git('rm', '--quiet', STRAY);
+    a.git('commit', '--quiet', '-m', 'remove the leftover debugging test');
+    const lesson = 'When a scratch test is left under tests/, delete it before finishing: the rubric runs every test.';
+    rig.script({ lessons: [[s.answer({ lesson, scope: 'general' })]] });
+    const oh = await chalk(rig, a, ['office-hours', '-m', 'deleted the scratch test'], {
+      env: { CHALK_DISTILL: 'true', CHALK_REVIEW: 'false' },
+    });
+    expect(oh.code, explain(oh)).toBe(0);
+    const [row] = await rig.sql<{ id: string; scope: string }>(
+      'SELECT id, scope FROM lessons WHERE repo = $1 AND resolved_at IS NOT NULL',
+      [a.repo],
+    );
+    expect(row?.scope).toBe('general');
+    const id = String(row?.id);
+
+    /** A new ticket on `sc`'s repository whose first loop leaves the same stray test; the retry's prompt. */
+    const retryPrompt = async (sc: Scenario, ticket: string): Promise<string> => {
+      sc.git('switch', '--quiet', '-c', `chalk/${ticket}`, 'main');
+      mkdirSync(join(sc.root, 'specs'), { recursive: true });
+      writeFileSync(join(sc.root, 'specs', `${ticket}.md`), sampleSpec(ticket, { checkpoints: 1 }));
+      sc.git('add', '-A');
+      sc.git('commit', '--quiet', '-m', `chalk(${ticket}): spec`);
+      rig.script({ loops: [strayLoop(ticket, 1), strayLoop(ticket, 1)] });
+      const before = rig.seen.length;
+      const r = await chalk(rig, { ...sc, ticket }, ['run'], {
+        env: { CHALK_SPEC_CHECK: 'false', CHALK_MAX_RETRIES: '1' },
+      });
+      expect(r.code, explain(r)).toBe(3);
+      // The second loop is the retry (the first failed on the stray test).
+      const retry = rig.seen.slice(before).filter((x) => x.kind === 'loop')[1];
+      if (!retry) throw new Error(`no retry call\n${explain(r)}`);
+      return retry.prompt;
+    };
+
+    // Same repository: the retry is given the lesson (same failure: the exact fingerprint).
+    const same = await retryPrompt(a, 'SHOP-2');
+    expect(same).toContain('<lessons>');
+    expect(same).toContain(`Fix: ${lesson}`);
+    const [given] = await rig.sql<{ lessons: number }>(
+      "SELECT lessons FROM runs WHERE repo = $1 AND ticket = 'SHOP-2' AND kind = 'retry'",
+      [a.repo],
+    );
+    expect(given?.lessons).toBe(1);
+
+    // Another repository: given while the scope is general, not once it is this repository's.
+    const b = makeScenario({ checkpoints: 1 });
+    expect(await retryPrompt(b, 'SHOP-3')).toContain(`Fix: ${lesson}`);
+    const scoped = await chalk(rig, a, ['lessons', 'scope', id, 'repo']);
+    expect(scoped.code, explain(scoped)).toBe(0);
+    expect(await retryPrompt(b, 'SHOP-4')).not.toContain(lesson);
+
+    // Forgotten: no prompt gets it, not even in its own repository.
+    const forgot = await chalk(rig, a, ['lessons', 'forget', id]);
+    expect(forgot.code, explain(forgot)).toBe(0);
+    expect(await retryPrompt(a, 'SHOP-5')).not.toContain(lesson);
+    expect(rig.model.violations).toEqual([]);
+    a.dispose();
+    b.dispose();
   });
 });
