@@ -8,8 +8,9 @@ import { localDeciderPaths } from '../../core/layout.js';
 import { entryFromConfig } from '../decider-http/index.js';
 import { startInBackground } from './background.js';
 import { LocalDecider } from './client.js';
-import { modelRevision, readInstalled } from './installed.js';
-import { servicesRunning, startingReason } from './services.js';
+import { readInstalled } from './installed.js';
+import { startingReason } from './services.js';
+import { installCheckResult, localStatusPart, readInstallStatus } from './status.js';
 import { startTimeoutMs } from './up.js';
 
 /** The local decider at CHALK_DECIDER_URL; a question that finds nothing listening starts it in the background. */
@@ -42,17 +43,9 @@ export function localDeciderCheck(config: Config, env: NodeJS.ProcessEnv = proce
       const label = 'local decider';
       if (!isLocalUrl(config.str('CHALK_DECIDER_URL')))
         return { status: '--', label, detail: 'not used (CHALK_DECIDER_URL is on another machine)' };
-      const paths = localDeciderPaths(env);
-      const installed = readInstalled(paths.installed);
-      if (!installed) return { status: '--', label, detail: 'not installed (chalk decider up installs it)' };
-      const state = servicesRunning(paths) ? 'running' : 'stopped (a run starts it)';
-      const median = installed.benchMs === null ? 'not measured' : `median ${installed.benchMs} ms`;
-      const slow = installed.benchMs !== null && installed.benchMs >= 1000;
-      return {
-        status: slow ? '--' : 'ok',
-        label,
-        detail: `${modelRevision(installed.decider)}, ${modelRevision(installed.embed)}, ${median}${slow ? ' (over 1 s: CHALK_DECIDER=on records as shadow)' : ''}, ${state}`,
-      };
+      const r = readInstallStatus(config, env);
+      if (!r) return { status: '--', label, detail: 'not installed (chalk decider up installs it)' };
+      return installCheckResult(r.status);
     },
   };
 }
@@ -73,6 +66,7 @@ const plugin: Plugin = {
   name: 'decider-local',
   register(kernel) {
     kernel.checks.push(localDeciderCheck(kernel.config));
+    kernel.deciderStatus.push(localStatusPart(kernel.config));
     if (readInstalled(localDeciderPaths().installed) === null) return;
     kernel.offer('Decider', LOCAL_DECIDER, { useFactory: () => localDeciderFromConfig(kernel.config) });
     kernel.hooks.beforeSandboxStart.tapPromise('decider-local', async () => {

@@ -9,6 +9,7 @@ import { localDeciderPaths } from '../../core/layout.js';
 import type { Log } from '../../core/ports/log.js';
 import { BUILTIN_PLUGINS, BUILTINS } from '../../plugins/builtin.js';
 import { localDeciderCheck, localIsBound } from '../../plugins/decider-local/index.js';
+import { describeRunning, localStatusPart } from '../../plugins/decider-local/status.js';
 import { tempDir } from '../helpers/cli.js';
 
 const quiet: Log = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {}, child: () => quiet };
@@ -74,6 +75,47 @@ describe('the local decider plugin', () => {
     expect(((await localDeciderCheck(config, env).run()) as { detail?: string }).detail).toMatch(
       /median 1400 ms \(over 1 s: CHALK_DECIDER=on records as shadow\)/,
     );
+  });
+
+  it("decider status's local part: nothing when not installed; then the revisions, device, median, what runs and whether it is used", async () => {
+    const env = { XDG_STATE_HOME: tempDir() };
+    const config = loadConfig({ root: null, env: {}, keys: pluginKeyTable(BUILTINS) });
+    expect(await localStatusPart(config, env).read()).toBeNull();
+    const file = localDeciderPaths(env).installed;
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, JSON.stringify({ ...installed, device: 'cuda' }));
+    const part = await localStatusPart(config, env).read();
+    expect(part?.json).toMatchObject({
+      device: 'cuda',
+      decider: { model: 'StrandsAgents/strands-decider-2B-hobson-v19', revision: 'a'.repeat(40) },
+      embed: { model: 'BAAI/bge-small-en-v1.5', revision: 'b'.repeat(40) },
+      medianMs: 240,
+      slow: false,
+      running: { decider: false, embed: false, watcher: false },
+      used: true,
+    });
+    expect(part?.lines.join('\n')).toMatch(
+      /decider +strands-decider-2B-hobson-v19@aaaaaaa \(strands-decider 0\.1\.0, --device cuda\)/,
+    );
+    expect(part?.lines.join('\n')).toMatch(/services +stopped \(a run starts it\)/);
+    expect(((await localDeciderCheck(config, env).run()) as { detail?: string }).detail).toContain('--device cuda');
+    const remote = loadConfig({
+      root: null,
+      env: { CHALK_DECIDER_URL: 'https://decider.example.com' },
+      keys: pluginKeyTable(BUILTINS),
+    });
+    const away = await localStatusPart(remote, env).read();
+    expect(away?.json).toMatchObject({ used: false });
+    expect(away?.lines.join('\n')).toMatch(/used +no: CHALK_DECIDER_URL is on another machine/);
+    writeFileSync(file, JSON.stringify({ ...installed, benchMs: null }));
+    expect((await localStatusPart(config, env).read())?.json).toMatchObject({ medianMs: null, slow: true });
+  });
+
+  it('says which service runs', () => {
+    expect(describeRunning({ decider: true, embed: true, watcher: true })).toBe('running');
+    expect(describeRunning({ decider: true, embed: true, watcher: false })).toBe('running (no idle watcher)');
+    expect(describeRunning({ decider: true, embed: false, watcher: true })).toMatch(/^embedding service stopped/);
+    expect(describeRunning({ decider: false, embed: true, watcher: true })).toMatch(/^decider stopped/);
   });
 
   it('a record that is not one counts as not installed', async () => {
