@@ -214,7 +214,7 @@ describe('chalk decider up', () => {
         `^strands-decider-2B-hobson-v19@standin, bge-small-en-v1\\.5@\\w{7}, .*median ${installed.benchMs} ms.*, running$`,
       ),
     );
-  });
+  }, 120_000); // chalk doctor checks Docker, the image and the store too: tens of seconds on a loaded machine
 
   it('down stops both services and the watcher', async () => {
     const pids = [paths().deciderPid, paths().embedPid, paths().watchPid].map((f) => pidOf(f) as number);
