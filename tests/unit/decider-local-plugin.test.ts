@@ -111,6 +111,34 @@ describe('the local decider plugin', () => {
     expect((await localStatusPart(config, env).read())?.json).toMatchObject({ medianMs: null, slow: true });
   });
 
+  it('at a sandbox start with too few lessons for rerank, a run says the first failing loop starts it', async () => {
+    vi.stubEnv('XDG_STATE_HOME', tempDir());
+    const file = localDeciderPaths().installed;
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, JSON.stringify(installed));
+    const said: string[] = [];
+    const log: Log = { ...quiet, info: (l) => said.push(l), warn: (l) => said.push(l), child: () => log };
+    // CHALK_DECIDER=on: the memory rule does not apply, so the line does not depend on this machine's free memory.
+    const config = loadConfig({ root: null, env: { CHALK_DECIDER: 'on' }, keys: pluginKeyTable(BUILTINS) });
+    const kernel = await bootKernel({ config, log, builtins: BUILTIN_PLUGINS });
+    const asked: Array<string | null | undefined> = [];
+    kernel.bind(Tokens.Store, {
+      useValue: {
+        lessons: {
+          list: async (q: { repo?: string | null }) => {
+            asked.push(q.repo);
+            return [{}, {}];
+          },
+        },
+      } as never,
+    });
+    await kernel.hooks.beforeSandboxStart.promise({ ticket: 'T-1', repo: 'acme-1234', image: '', env: {} });
+    expect(asked).toEqual(['acme-1234']);
+    expect(said).toContain(
+      "the local decider will start once a loop fails its rubric (rerank needs CHALK_DECIDER_MIN_LESSONS=30 resolved lessons; this repository's loops can be given 2)",
+    );
+  });
+
   it('says which service runs', () => {
     expect(describeRunning({ decider: true, embed: true, watcher: true })).toBe('running');
     expect(describeRunning({ decider: true, embed: true, watcher: false })).toBe('running (no idle watcher)');
