@@ -23,6 +23,7 @@ export default class DeciderStatusCommand extends Command {
       provider: kernel.selected.get('Decider') ?? kernel.boundByPlugin(Tokens.Decider) ?? null,
       decider,
       store,
+      parts: kernel.deciderStatus,
     }).finally(() => store.close().catch(() => undefined));
     const healthy = s.health?.healthy === true;
     if (this.json) {
@@ -52,6 +53,7 @@ export default class DeciderStatusCommand extends Command {
     const embed = config.str('CHALK_EMBED_URL');
     const embedRefused = untrustedReason(embed, 'CHALK_EMBED_URL');
     out(`embedder  ${embedRefused ?? `${embed} (may be asked)`}`);
+    for (const l of s.partLines) out(l);
     return healthy ? 0 : 1;
   }
 }

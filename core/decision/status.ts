@@ -1,4 +1,5 @@
 import type { Config } from '../config/config.js';
+import type { DeciderStatusPart } from '../kernel/doctor.js';
 import type { Decider, HealthReport } from '../ports/decider.js';
 import type { Store } from '../ports/store.js';
 import { type Calibration, calibrationsAt, describeCalibration } from './calibration.js';
@@ -33,6 +34,10 @@ export interface DeciderStatus {
   };
   /** What an untrusted address would receive once trusted. */
   receives?: string[];
+  /** What plugins added (kernel.deciderStatus), by part id: e.g. `local`, the local installation. */
+  parts: Record<string, Record<string, unknown>>;
+  /** The same parts as lines for the text form, in order. */
+  partLines: string[];
 }
 
 export interface StatusInput {
@@ -43,6 +48,29 @@ export interface StatusInput {
   env?: NodeJS.ProcessEnv;
   /** Check health (default true; the doctor's decider line checks it on its own). */
   health?: boolean;
+  /** Plugins' additions (kernel.deciderStatus); a part that throws is shown as its error. */
+  parts?: readonly DeciderStatusPart[];
+}
+
+/** Reads each part; one that throws says so in its place and the others still show. */
+export async function readParts(
+  parts: readonly DeciderStatusPart[],
+): Promise<{ parts: Record<string, Record<string, unknown>>; partLines: string[] }> {
+  const out: Record<string, Record<string, unknown>> = {};
+  const partLines: string[] = [];
+  for (const p of parts) {
+    try {
+      const r = await p.read();
+      if (!r) continue;
+      out[p.id] = r.json;
+      partLines.push(...r.lines);
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      out[p.id] = { error };
+      partLines.push(`${p.id}: could not be read: ${error}`);
+    }
+  }
+  return { parts: out, partLines };
 }
 
 export async function deciderStatus(o: StatusInput): Promise<DeciderStatus> {
@@ -68,6 +96,7 @@ export async function deciderStatus(o: StatusInput): Promise<DeciderStatus> {
       known = false;
     }
   }
+  const extra = await readParts(o.parts ?? []);
   return {
     mode,
     threshold,
@@ -84,6 +113,7 @@ export async function deciderStatus(o: StatusInput): Promise<DeciderStatus> {
       ...(mode === 'off' ? { skipped: true } : {}),
     },
     ...(trust === 'untrusted' ? { receives: whatItReceives() } : {}),
+    ...extra,
   };
 }
 

@@ -133,6 +133,8 @@ export interface GraduateEvent {
 
 export interface SandboxStartEvent {
   ticket: string;
+  /** The repository (`<repo>`, as the store keys it) the run belongs to. */
+  repo: string;
   image: string;
   /** Extra environment a tap wants in the container (never secrets from the host log). */
   env: Record<string, string>;

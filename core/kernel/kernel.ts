@@ -6,7 +6,7 @@ import type { KeySpec } from '../config/schemas.js';
 import { UserError } from '../errors.js';
 import { hostGitPort } from '../git/port.js';
 import type { Log } from '../ports/log.js';
-import type { DoctorCheck } from './doctor.js';
+import type { DeciderStatusPart, DoctorCheck } from './doctor.js';
 import { createHooks, type LoopHooks } from './hooks.js';
 import { SystemClock } from './system-clock.js';
 import { type PortName, Tokens } from './tokens.js';
@@ -67,6 +67,8 @@ export class Kernel {
   readonly plugins: string[] = [];
   /** `chalk doctor` checks, added by the core and by plugins, in order. */
   readonly checks: DoctorCheck[] = [];
+  /** What plugins add to `chalk decider status`, in order (`kernel.deciderStatus.push(...)`). */
+  readonly deciderStatus: DeciderStatusPart[] = [];
   private readonly boundBy = new Map<InjectionToken<unknown>, string>();
   private readonly offers = new Map<PortName, Map<string, Provider<unknown>>>();
   private readonly selectors = new Map<PortName, { selector: Selector; setting?: string }>();

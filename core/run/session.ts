@@ -64,7 +64,12 @@ export async function openSandbox(ctx: RunContext, deps: RunDeps, log: Log, o: O
     textbook: ctx.textbook,
   });
   writeHostFile(ctx.paths.systemPrompt, system);
-  const event = { ticket: ctx.ticket, image: deps.sandbox.image ?? '', env: {} as Record<string, string> };
+  const event = {
+    ticket: ctx.ticket,
+    repo: ctx.repo,
+    image: deps.sandbox.image ?? '',
+    env: {} as Record<string, string>,
+  };
   await deps.hooks.beforeSandboxStart.promise(event);
   const { git } = deps;
   const base = await git.revParse(ctx.root, 'HEAD');

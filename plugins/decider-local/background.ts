@@ -1,11 +1,14 @@
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { freemem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../../core/config/config.js';
 import { isLocalUrl } from '../../core/decision/trust.js';
 import { localDeciderPaths } from '../../core/layout.js';
+import type { Log } from '../../core/ports/log.js';
 import { readInstalled } from './installed.js';
 import { portOf, servicesRunning } from './services.js';
+import { type StartMoment, startRule } from './start-rule.js';
 import { startTimeoutMs } from './up.js';
 
 /** Why a run does not start the local services, or null when it does. */
@@ -54,4 +57,76 @@ export function startInBackground(config: Config, env: NodeJS.ProcessEnv = proce
     closeSync(out);
   }
   return true;
+}
+
+export interface RunStartsOptions {
+  config: Config;
+  log: Pick<Log, 'info' | 'warn'>;
+  /** Counts the resolved, not forgotten lessons a repository's loops can be given (its own and general ones). */
+  resolvedLessons: (repo: string) => Promise<number>;
+  env?: NodeJS.ProcessEnv;
+  /** The machine's free memory in MiB (default os.freemem). */
+  freeMiB?: () => number;
+  /** What launches the start (default startInBackground). */
+  start?: (config: Config, env: NodeJS.ProcessEnv) => boolean;
+}
+
+/**
+ * One process's background starts of the local services, by `startRule`: at the run's start when
+ * rerank is possible, else when a loop fails its rubric, and when a question finds nothing
+ * listening; never with too little free memory unless CHALK_DECIDER=on. Launches at most once,
+ * and says each reason once.
+ */
+export class RunStarts {
+  private launched = false;
+  private readonly said = new Set<string>();
+
+  constructor(private readonly o: RunStartsOptions) {}
+
+  /** A run is starting its sandbox. */
+  async atRunStart(repo: string): Promise<boolean> {
+    if (this.launched || this.blocked()) return false;
+    let resolvedLessons: number | null = null;
+    try {
+      resolvedLessons = await this.o.resolvedLessons(repo);
+    } catch {
+      resolvedLessons = null;
+    }
+    return this.at('run-start', resolvedLessons);
+  }
+
+  /** A loop failed its rubric: the stuck question may come next. */
+  afterFailedLoop(): boolean {
+    if (this.launched || this.blocked()) return false;
+    return this.at('failed-rubric', null);
+  }
+
+  /** A question found nothing listening. */
+  noAnswer(): boolean {
+    if (this.launched || this.blocked()) return false;
+    return this.at('no-answer', null);
+  }
+
+  private blocked(): boolean {
+    return whyNotStart(this.o.config, this.o.env ?? process.env) !== null;
+  }
+
+  private at(moment: StartMoment, resolvedLessons: number | null): boolean {
+    const rule = startRule({
+      mode: this.o.config.str('CHALK_DECIDER'),
+      moment,
+      freeMiB: (this.o.freeMiB ?? (() => freemem() / 2 ** 20))(),
+      resolvedLessons,
+      minLessons: this.o.config.num('CHALK_DECIDER_MIN_LESSONS'),
+    });
+    if (!rule.start) {
+      if (!this.said.has(rule.why)) {
+        this.said.add(rule.why);
+        (rule.why === 'memory' ? this.o.log.warn : this.o.log.info).call(this.o.log, rule.message);
+      }
+      return false;
+    }
+    this.launched = (this.o.start ?? startInBackground)(this.o.config, this.o.env ?? process.env);
+    return this.launched;
+  }
 }

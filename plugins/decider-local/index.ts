@@ -6,17 +6,26 @@ import type { Kernel, Plugin } from '../../core/kernel/kernel.js';
 import { Tokens } from '../../core/kernel/tokens.js';
 import { localDeciderPaths } from '../../core/layout.js';
 import { entryFromConfig } from '../decider-http/index.js';
-import { startInBackground } from './background.js';
+import { RunStarts, startInBackground } from './background.js';
 import { LocalDecider } from './client.js';
-import { modelRevision, readInstalled } from './installed.js';
-import { servicesRunning, startingReason } from './services.js';
+import { readInstalled } from './installed.js';
+import { startingReason } from './services.js';
+import { installCheckResult, localStatusPart, readInstallStatus } from './status.js';
 import { startTimeoutMs } from './up.js';
 
-/** The local decider at CHALK_DECIDER_URL; a question that finds nothing listening starts it in the background. */
-export function localDeciderFromConfig(config: Config, env: NodeJS.ProcessEnv = process.env): LocalDecider {
+/**
+ * The local decider at CHALK_DECIDER_URL; a question that finds nothing listening calls
+ * `onUnreachable` (the plugin's RunStarts: start it in the background, by the start rule).
+ */
+export function localDeciderFromConfig(
+  config: Config,
+  o: { env?: NodeJS.ProcessEnv; onUnreachable?: () => void } = {},
+): LocalDecider {
+  const env = o.env ?? process.env;
   const paths = localDeciderPaths(env);
   const installed = readInstalled(paths.installed);
   const revision = installed?.decider.revision;
+  const wake = o.onUnreachable ?? (() => startInBackground(config, env));
   let woken = false;
   return new LocalDecider({
     ...(revision ? { revision } : {}),
@@ -29,7 +38,7 @@ export function localDeciderFromConfig(config: Config, env: NodeJS.ProcessEnv = 
     onUnreachable: () => {
       if (woken) return;
       woken = true;
-      startInBackground(config, env);
+      wake();
     },
   });
 }
@@ -42,17 +51,9 @@ export function localDeciderCheck(config: Config, env: NodeJS.ProcessEnv = proce
       const label = 'local decider';
       if (!isLocalUrl(config.str('CHALK_DECIDER_URL')))
         return { status: '--', label, detail: 'not used (CHALK_DECIDER_URL is on another machine)' };
-      const paths = localDeciderPaths(env);
-      const installed = readInstalled(paths.installed);
-      if (!installed) return { status: '--', label, detail: 'not installed (chalk decider up installs it)' };
-      const state = servicesRunning(paths) ? 'running' : 'stopped (a run starts it)';
-      const median = installed.benchMs === null ? 'not measured' : `median ${installed.benchMs} ms`;
-      const slow = installed.benchMs !== null && installed.benchMs >= 1000;
-      return {
-        status: slow ? '--' : 'ok',
-        label,
-        detail: `${modelRevision(installed.decider)}, ${modelRevision(installed.embed)}, ${median}${slow ? ' (over 1 s: CHALK_DECIDER=on records as shadow)' : ''}, ${state}`,
-      };
+      const r = readInstallStatus(config, env);
+      if (!r) return { status: '--', label, detail: 'not installed (chalk decider up installs it)' };
+      return installCheckResult(r.status);
     },
   };
 }
@@ -67,16 +68,29 @@ export function localIsBound(kernel: Kernel): boolean {
  * through the hosted decider's client, one question at a time across the machine. Offered as
  * `local` once `chalk decider up` installed it (a loopback URL with nothing installed is any
  * server there, reached as `hosted`); core's rule picks it for a loopback CHALK_DECIDER_URL. A
- * run starting its sandbox starts the services in the background when the decider is not off.
+ * run starts the services in the background by `startRule` (start-rule.ts): at its sandbox's start
+ * when rerank is possible, else when a loop fails its rubric or a question finds nothing listening,
+ * and never with under 6,144 MiB free unless CHALK_DECIDER=on.
  */
 const plugin: Plugin = {
   name: 'decider-local',
   register(kernel) {
     kernel.checks.push(localDeciderCheck(kernel.config));
+    kernel.deciderStatus.push(localStatusPart(kernel.config));
     if (readInstalled(localDeciderPaths().installed) === null) return;
-    kernel.offer('Decider', LOCAL_DECIDER, { useFactory: () => localDeciderFromConfig(kernel.config) });
-    kernel.hooks.beforeSandboxStart.tapPromise('decider-local', async () => {
-      if (localIsBound(kernel)) startInBackground(kernel.config);
+    const starts = new RunStarts({
+      config: kernel.config,
+      log: kernel.log,
+      resolvedLessons: async (repo) => (await kernel.resolve(Tokens.Store).lessons.list({ repo })).length,
+    });
+    kernel.offer('Decider', LOCAL_DECIDER, {
+      useFactory: () => localDeciderFromConfig(kernel.config, { onUnreachable: () => starts.noAnswer() }),
+    });
+    kernel.hooks.beforeSandboxStart.tapPromise('decider-local', async (ev) => {
+      if (localIsBound(kernel)) await starts.atRunStart(ev.repo);
+    });
+    kernel.hooks.afterRubric.tapPromise('decider-local', async (ev) => {
+      if (!ev.passed && localIsBound(kernel)) starts.afterFailedLoop();
     });
   },
 };

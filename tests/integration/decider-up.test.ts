@@ -175,6 +175,47 @@ describe('chalk decider up', () => {
     expect(readFileSync(env.STANDIN_LOG as string, 'utf8').slice(before.length)).toBe('uv --version\n');
   });
 
+  it('decider status shows the install: revisions, device, the measured median, that the services run', () => {
+    const installed = JSON.parse(readFileSync(paths().installed, 'utf8'));
+    const r = chalk(['decider', 'status', '--json'], { cwd: repo, env });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const s = JSON.parse(r.stdout);
+    expect(s.provider).toBe('local');
+    expect(s.parts.local).toEqual({
+      installedAt: installed.installedAt,
+      package: 'strands-decider',
+      packageVersion: '0.1.0',
+      device: installed.device,
+      decider: { model: 'StrandsAgents/strands-decider-2B-hobson-v19', revision: `standin${'0'.repeat(33)}` },
+      base: { model: 'Qwen/Qwen3.5-2B-Base', revision: `b45e${'0'.repeat(36)}` },
+      embed: { model: 'BAAI/bge-small-en-v1.5', revision: installed.embed.revision },
+      medianMs: installed.benchMs,
+      measuredAt: installed.benchedAt,
+      slow: installed.benchMs >= 1000,
+      running: { decider: true, embed: true, watcher: true },
+      used: true,
+    });
+    const text = chalk(['decider', 'status'], { cwd: repo, env });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^local install \(chalk decider up\):$/m);
+    expect(text.stdout).toMatch(/^ {2}decider +strands-decider-2B-hobson-v19@standin \(strands-decider 0\.1\.0/m);
+    expect(text.stdout).toMatch(new RegExp(`^ {2}median +${installed.benchMs} ms per question`, 'm'));
+    expect(text.stdout).toMatch(/^ {2}services +running$/m);
+    for (const out of [r.stdout, text.stdout]) expect(out).not.toContain(TOKEN);
+  });
+
+  it("doctor's local decider line names both revisions and the median, and that it runs", () => {
+    const installed = JSON.parse(readFileSync(paths().installed, 'utf8'));
+    const doctor = chalk(['doctor', '--json'], { cwd: repo, env });
+    const line = JSON.parse(doctor.stdout).checks.find((c: { label: string }) => c.label === 'local decider');
+    expect(line.detail).toMatch(
+      new RegExp(
+        `^strands-decider-2B-hobson-v19@standin, bge-small-en-v1\\.5@\\w{7}, .*median ${installed.benchMs} ms.*, running$`,
+      ),
+    );
+  }, 120_000); // chalk doctor checks Docker, the image and the store too: tens of seconds on a loaded machine
+
   it('down stops both services and the watcher', async () => {
     const pids = [paths().deciderPid, paths().embedPid, paths().watchPid].map((f) => pidOf(f) as number);
     const r = chalk(['decider', 'down'], { cwd: repo, env });

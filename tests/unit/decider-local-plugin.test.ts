@@ -9,6 +9,7 @@ import { localDeciderPaths } from '../../core/layout.js';
 import type { Log } from '../../core/ports/log.js';
 import { BUILTIN_PLUGINS, BUILTINS } from '../../plugins/builtin.js';
 import { localDeciderCheck, localIsBound } from '../../plugins/decider-local/index.js';
+import { describeRunning, localStatusPart } from '../../plugins/decider-local/status.js';
 import { tempDir } from '../helpers/cli.js';
 
 const quiet: Log = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {}, child: () => quiet };
@@ -74,6 +75,75 @@ describe('the local decider plugin', () => {
     expect(((await localDeciderCheck(config, env).run()) as { detail?: string }).detail).toMatch(
       /median 1400 ms \(over 1 s: CHALK_DECIDER=on records as shadow\)/,
     );
+  });
+
+  it("decider status's local part: nothing when not installed; then the revisions, device, median, what runs and whether it is used", async () => {
+    const env = { XDG_STATE_HOME: tempDir() };
+    const config = loadConfig({ root: null, env: {}, keys: pluginKeyTable(BUILTINS) });
+    expect(await localStatusPart(config, env).read()).toBeNull();
+    const file = localDeciderPaths(env).installed;
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, JSON.stringify({ ...installed, device: 'cuda' }));
+    const part = await localStatusPart(config, env).read();
+    expect(part?.json).toMatchObject({
+      device: 'cuda',
+      decider: { model: 'StrandsAgents/strands-decider-2B-hobson-v19', revision: 'a'.repeat(40) },
+      embed: { model: 'BAAI/bge-small-en-v1.5', revision: 'b'.repeat(40) },
+      medianMs: 240,
+      slow: false,
+      running: { decider: false, embed: false, watcher: false },
+      used: true,
+    });
+    expect(part?.lines.join('\n')).toMatch(
+      /decider +strands-decider-2B-hobson-v19@aaaaaaa \(strands-decider 0\.1\.0, --device cuda\)/,
+    );
+    expect(part?.lines.join('\n')).toMatch(/services +stopped \(a run starts it\)/);
+    expect(((await localDeciderCheck(config, env).run()) as { detail?: string }).detail).toContain('--device cuda');
+    const remote = loadConfig({
+      root: null,
+      env: { CHALK_DECIDER_URL: 'https://decider.example.com' },
+      keys: pluginKeyTable(BUILTINS),
+    });
+    const away = await localStatusPart(remote, env).read();
+    expect(away?.json).toMatchObject({ used: false });
+    expect(away?.lines.join('\n')).toMatch(/used +no: CHALK_DECIDER_URL is on another machine/);
+    writeFileSync(file, JSON.stringify({ ...installed, benchMs: null }));
+    expect((await localStatusPart(config, env).read())?.json).toMatchObject({ medianMs: null, slow: true });
+  });
+
+  it('at a sandbox start with too few lessons for rerank, a run says the first failing loop starts it', async () => {
+    vi.stubEnv('XDG_STATE_HOME', tempDir());
+    const file = localDeciderPaths().installed;
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, JSON.stringify(installed));
+    const said: string[] = [];
+    const log: Log = { ...quiet, info: (l) => said.push(l), warn: (l) => said.push(l), child: () => log };
+    // CHALK_DECIDER=on: the memory rule does not apply, so the line does not depend on this machine's free memory.
+    const config = loadConfig({ root: null, env: { CHALK_DECIDER: 'on' }, keys: pluginKeyTable(BUILTINS) });
+    const kernel = await bootKernel({ config, log, builtins: BUILTIN_PLUGINS });
+    const asked: Array<string | null | undefined> = [];
+    kernel.bind(Tokens.Store, {
+      useValue: {
+        lessons: {
+          list: async (q: { repo?: string | null }) => {
+            asked.push(q.repo);
+            return [{}, {}];
+          },
+        },
+      } as never,
+    });
+    await kernel.hooks.beforeSandboxStart.promise({ ticket: 'T-1', repo: 'acme-1234', image: '', env: {} });
+    expect(asked).toEqual(['acme-1234']);
+    expect(said).toContain(
+      "the local decider will start once a loop fails its rubric (rerank needs CHALK_DECIDER_MIN_LESSONS=30 resolved lessons; this repository's loops can be given 2)",
+    );
+  });
+
+  it('says which service runs', () => {
+    expect(describeRunning({ decider: true, embed: true, watcher: true })).toBe('running');
+    expect(describeRunning({ decider: true, embed: true, watcher: false })).toBe('running (no idle watcher)');
+    expect(describeRunning({ decider: true, embed: false, watcher: true })).toMatch(/^embedding service stopped/);
+    expect(describeRunning({ decider: false, embed: true, watcher: true })).toMatch(/^decider stopped/);
   });
 
   it('a record that is not one counts as not installed', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/config.js';
-import { calibrationLines, deciderStatus } from '../../core/decision/status.js';
+import { calibrationLines, deciderStatus, readParts } from '../../core/decision/status.js';
 import { trust } from '../../core/decision/trust.js';
 import type { StuckAnswerFacts } from '../../core/ports/store.js';
 
@@ -78,5 +78,31 @@ describe("the decider's status (what status and doctor show)", () => {
     });
     expect(broken.calibration).toMatchObject({ known: false, calibrated: false });
     expect(calibrationLines(broken)[0]).toMatch(/^unknown: the database could not be read/);
+  });
+
+  it("shows plugins' parts in order, skips one with nothing to say, and shows one that throws as its error", async () => {
+    const r = await readParts([
+      { id: 'none', read: async () => null },
+      { id: 'local', read: async () => ({ json: { medianMs: 240 }, lines: ['local install', '  median 240 ms'] }) },
+      {
+        id: 'broken',
+        read: async () => {
+          throw new Error('unreadable');
+        },
+      },
+    ]);
+    expect(r.parts).toEqual({ local: { medianMs: 240 }, broken: { error: 'unreadable' } });
+    expect(r.partLines).toEqual(['local install', '  median 240 ms', 'broken: could not be read: unreadable']);
+    const e = env();
+    const s = await deciderStatus({
+      config: loadConfig({ root: null, env: e }),
+      provider: 'hosted',
+      decider: null,
+      store: store([]),
+      env: e,
+      parts: [{ id: 'local', read: async () => ({ json: { used: true }, lines: ['x'] }) }],
+    });
+    expect(s.parts).toEqual({ local: { used: true } });
+    expect(s.partLines).toEqual(['x']);
   });
 });
