@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fleetPaths, runPaths } from '../../core/layout.js';
-import { alive } from '../../core/process/pid.js';
+import { alive, readPid } from '../../core/process/pid.js';
 import { run } from '../../core/process/run.js';
 import { callKind, promptOf } from '../../demo/call-kind.js';
 import * as s from '../fakes/model-script.js';
@@ -276,7 +276,7 @@ describe.skipIf(!available)('chalk fleet, end to end', { timeout: 600_000 }, () 
     const paths = fleetPaths(sc.repo, epic, { XDG_STATE_HOME: rig.state });
     const runPid = (t: string) => {
       const p = runPaths(sc.repo, t, { XDG_STATE_HOME: rig.state }).pid;
-      return existsSync(p) ? Number(readFileSync(p, 'utf8').trim()) : null;
+      return existsSync(p) ? readPid(p) : null;
     };
     // SHOP-21 is detained, its slot goes to SHOP-23: then kill the supervisor.
     await pollFor(
@@ -289,7 +289,7 @@ describe.skipIf(!available)('chalk fleet, end to end', { timeout: 600_000 }, () 
         what: 'SHOP-21 detained and SHOP-23 started',
       },
     );
-    const supervisor = Number(readFileSync(paths.pid, 'utf8').trim());
+    const supervisor = readPid(paths.pid) as number;
     const inFlight = ['SHOP-22', 'SHOP-23'].map(runPid);
     process.kill(supervisor, 'SIGKILL');
     const followed = await first;
@@ -333,7 +333,7 @@ describe.skipIf(!available)('chalk fleet, end to end', { timeout: 600_000 }, () 
       deadlineMs: 200_000,
       what: 'the first two loops to be asked',
     });
-    const supervisor = Number(readFileSync(paths.pid, 'utf8').trim());
+    const supervisor = readPid(paths.pid) as number;
     // The terminal closes: the command that started the fleet gets SIGHUP and ends; the supervisor does not.
     starter?.kill('SIGHUP');
     const hung = await follower;

@@ -185,15 +185,19 @@ describe.skipIf(!available)('chalk office-hours, end to end', { timeout: 400_000
       return retry.prompt;
     };
 
-    // Same repository: the retry is given the lesson (same failure: the exact fingerprint).
+    // Same repository: the retry is given the lesson (the same first error).
     const same = await retryPrompt(a, 'SHOP-2');
     expect(same).toContain('<lessons>');
     expect(same).toContain(`Fix: ${lesson}`);
-    const [given] = await rig.sql<{ lessons: number }>(
-      "SELECT lessons FROM runs WHERE repo = $1 AND ticket = 'SHOP-2' AND kind = 'retry'",
+    // Recorded with the loop: the count, and this lesson among those given. This rubric names no
+    // test (no fingerprint), so the lesson is found by its first error, the lexical rung.
+    const given = await rig.sql<{ lessons: number; lesson_id: string; how: string }>(
+      `SELECT r.lessons, l.lesson_id, l.how FROM runs r JOIN lesson_recalls l ON l.call_id = r.id
+       WHERE r.repo = $1 AND r.ticket = 'SHOP-2' AND r.kind = 'retry'`,
       [a.repo],
     );
-    expect(given?.lessons).toBe(1);
+    expect(given.map((g) => [String(g.lesson_id), g.how])).toContainEqual([id, 'lexical']);
+    expect(given[0]?.lessons).toBe(given.length);
 
     // Another repository: given while the scope is general, not once it is this repository's.
     const b = makeScenario({ checkpoints: 1 });
