@@ -143,7 +143,10 @@ async function calibrate(store: MemoryStore, url: string) {
 
 const lessonsBlock = (prompt: string) => /<lessons>\n([\s\S]*?)\n<\/lessons>/.exec(prompt)?.[1] ?? '';
 
-async function scenario(mode: 'on' | 'shadow') {
+async function scenario(
+  mode: 'on' | 'shadow',
+  o: { agent?: () => ScriptedAgent; silent?: boolean; exitCode?: number; config?: Record<string, string> } = {},
+) {
   const probe = makeRepo({});
   const here = await repoName(probe.root);
   const store = new MemoryStore();
@@ -162,19 +165,25 @@ async function scenario(mode: 'on' | 'shadow') {
   const says: Record<string, number> = { [`lesson_${A}`]: 0.97, [`lesson_${B}`]: 0.02, [`lesson_${C}`]: 0.95 };
   const f = await new FakeDecider({
     model: MODEL,
-    script: (req: WireRequest) => ({
-      body: {
-        model: MODEL,
-        answers: Object.fromEntries(
-          Object.keys(req.questions).map((id) => [id, { type: 'noul', noul: says[id] ?? 0.02 }]),
-        ),
-      },
-    }),
+    script: (req: WireRequest) =>
+      o.silent
+        ? { silent: true }
+        : {
+            body: {
+              model: MODEL,
+              answers: Object.fromEntries(
+                Object.keys(req.questions).map((id) => [id, { type: 'noul', noul: says[id] ?? 0.02 }]),
+              ),
+            },
+          },
   }).start(0);
   fakes.push(f);
   await calibrate(store, f.url);
-  const repo = { root: probe.root, env: { ...probe.env, CHALK_DECIDER: mode, CHALK_DECIDER_URL: f.url } };
-  const agent = new ScriptedAgent().script('continue', fail).script('retry', fix);
+  const repo = {
+    root: probe.root,
+    env: { ...probe.env, CHALK_DECIDER: mode, CHALK_DECIDER_URL: f.url, ...(o.config ?? {}) },
+  };
+  const agent = o.agent ? o.agent() : new ScriptedAgent().script('continue', fail).script('retry', fix);
   const embedded: string[][] = [];
   const t = await createTestKernel({
     root: repo.root,
@@ -184,9 +193,10 @@ async function scenario(mode: 'on' | 'shadow') {
     plugins: [deciderSelection, hosted(repo.env), embedder(embedded)],
   });
   const r = await runTicket(t.deps(), { root: repo.root });
-  expect(r.exitCode, t.log.text()).toBe(0);
-  const rows = store.tables.decisions.filter((d) => d.runId?.startsWith(`${TICKET}-`) && d.kind === 'rerank');
-  return { t, f, store, agent, rows, embedded, ids: { A, B, C, D } };
+  expect(r.exitCode, t.log.text()).toBe(o.exitCode ?? 0);
+  const all = store.tables.decisions.filter((d) => d.runId?.startsWith(`${TICKET}-`));
+  const rows = all.filter((d) => d.kind === 'rerank');
+  return { t, f, store, agent, rows, all, embedded, ids: { A, B, C, D } };
 }
 
 describe('the lesson rerank in the loop', { timeout: 60_000 }, () => {
@@ -239,5 +249,32 @@ describe('the lesson rerank in the loop', { timeout: 60_000 }, () => {
     const calls = store.callsOf(TICKET);
     const given = store.tables.recalls.filter((x) => x.callId === calls[1]?.id).map((x) => x.how);
     expect(given).toEqual(['lexical', 'lexical']);
+  });
+
+  it('shares the loop budget with the stuck question: a hanging decider costs a loop at most its 2 seconds', async () => {
+    const bad =
+      (n: number): AgentStep<LoopKind> =>
+      async (c) => {
+        await c.write('done.txt', `nope ${n}\n`);
+        return { answer: { status: 'done', summary: `tried ${n}` } };
+      };
+    const { t, all } = await scenario('on', {
+      silent: true,
+      exitCode: 3,
+      config: { CHALK_FP_RULES: 'shadow' },
+      agent: () => new ScriptedAgent().script('continue', bad(1)).script('retry', bad(2), bad(3)),
+    });
+    expect(t.store.callsOf(TICKET).map((c) => c.verdict)).toEqual(['first', 'spinning', 'spinning']);
+    for (const loop of [2, 3]) {
+      const rerank = all.filter((d) => d.loop === loop && d.kind === 'rerank');
+      const stuck = all.filter((d) => d.loop === loop && d.kind === 'stuck');
+      expect(rerank.length).toBeGreaterThan(0);
+      expect(rerank.every((d) => d.error?.startsWith('timeout') && d.answer === null)).toBe(true);
+      // The rerank's wait used the loop's budget; the stuck question had under 50 ms and sent nothing.
+      expect(stuck.map((d) => d.error?.split(':')[0])).toEqual(['budget']);
+      expect((rerank[0]?.latencyMs ?? 0) + (stuck[0]?.latencyMs ?? 0)).toBeLessThan(3_000);
+    }
+    // The run went as with the decider off: detained as failed after its retries.
+    expect(t.log.text()).not.toContain('stuck: the decider judged');
   });
 });
