@@ -13,15 +13,20 @@ export interface LoopBudgetOptions {
 }
 
 /**
- * The budget a loop owns: `LOOP_BUDGET_MS` from the first call that asks for
- * its deadline, shared by every later call of the same loop. Never renewed:
- * a loop that has spent it asks nothing more.
+ * The budget a loop owns: `LOOP_BUDGET_MS` of host-service time, shared by
+ * every call of the same loop. The clock runs from the first call that asks
+ * for its deadline until the loop pauses it (after the prompt's recall, so the
+ * agent's minutes are not charged to it); the next call's deadline resumes it
+ * with what is left. Never renewed: a loop that has spent it asks nothing more.
  */
 export class LoopBudget implements HostBudget {
   readonly totalMs: number;
   readonly minCallMs: number;
   private readonly now: () => number;
+  /** When the running stretch began; null before the first call and while paused. */
   private startedAt: number | null = null;
+  /** Spent in stretches already paused. */
+  private spentBefore = 0;
 
   constructor(o: LoopBudgetOptions = {}) {
     this.totalMs = o.totalMs ?? LOOP_BUDGET_MS;
@@ -31,16 +36,23 @@ export class LoopBudget implements HostBudget {
 
   deadline(): number {
     this.startedAt ??= this.now();
-    return this.startedAt + this.totalMs;
+    return this.startedAt + this.totalMs - this.spentBefore;
   }
 
   left(): number {
-    if (this.startedAt === null) return this.totalMs;
-    return Math.max(0, this.startedAt + this.totalMs - this.now());
+    return Math.max(0, this.totalMs - this.spent());
   }
 
-  /** Milliseconds spent since the first call (0 before it). */
+  /** Milliseconds spent by the loop's calls so far (0 before the first). */
   spent(): number {
-    return this.startedAt === null ? 0 : Math.min(this.totalMs, this.now() - this.startedAt);
+    const running = this.startedAt === null ? 0 : this.now() - this.startedAt;
+    return Math.min(this.totalMs, this.spentBefore + running);
+  }
+
+  /** Stops the clock until the next call's deadline (what was spent stays spent). */
+  pause(): void {
+    if (this.startedAt === null) return;
+    this.spentBefore = this.spent();
+    this.startedAt = null;
   }
 }

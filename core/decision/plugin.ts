@@ -1,8 +1,7 @@
 import type { Plugin } from '../kernel/kernel.js';
-import { Tokens } from '../kernel/tokens.js';
-import type { Decider } from '../ports/decider.js';
 import { calibrationCheck } from './doctor.js';
 import { selectDecider } from './select.js';
+import { sessionFor } from './session.js';
 import { stuckTap } from './stuck-tap.js';
 
 /**
@@ -16,19 +15,9 @@ export const deciderSelection: Plugin = {
     kernel.select('Decider', (config, offered) => selectDecider(config, offered), {
       setting: 'CHALK_DECIDER_PROVIDER',
     });
-    // One decider per kernel: its runtime (admission, sinks) is keyed by the instance.
-    let decider: Decider | null | undefined;
-    const tap = stuckTap({
-      config: kernel.config,
-      decider: () => {
-        decider ??= kernel.has(Tokens.Decider) ? kernel.resolve(Tokens.Decider) : null;
-        return decider;
-      },
-      store: () => kernel.resolve(Tokens.Store),
-      log: kernel.log,
-      env: process.env,
-    });
-    kernel.hooks.onVerdict.tapPromise('core-decider', tap);
+    // One decider per kernel (its runtime, admission and sinks are keyed by the instance), shared
+    // with the lesson ladder's rerank rung through the kernel's one session.
+    kernel.hooks.onVerdict.tapPromise('core-decider', stuckTap(sessionFor(kernel), kernel.log));
     kernel.checks.push(calibrationCheck(kernel));
   },
 };

@@ -103,6 +103,11 @@ export interface StuckPolicy {
   mode: 'shadow' | 'on';
   threshold: number;
   /**
+   * Why the provider holds `on` to shadow whatever the calibration (`Decider.holdReason`, e.g. a
+   * local service measured slower than a loop can wait), or null.
+   */
+  hold?: string | null;
+  /**
    * The calibration of the answering model at this decider: null when it is
    * unknown (the store could not be read). Only asked under `on`.
    */
@@ -111,13 +116,51 @@ export interface StuckPolicy {
   anyCalibrated: boolean;
 }
 
+/** Whether an answer may act (the calibration gate, shared by the stuck question and the lesson rerank). */
+export interface ActGate {
+  recordedMode: 'shadow' | 'on';
+  /** Under `on`, calibrated and not held: the answer may act. */
+  may: boolean;
+  /** Under `on`, why it was held to shadow (said once per run), or null. */
+  held: string | null;
+}
+
 /**
- * The rule: in `shadow` nothing acts; in `on` a yes at or above the threshold
- * acts only when the answering model is calibrated at this decider; otherwise
- * the answer is recorded as `shadow` and `held` says why (only for an answer:
- * a call with no answer, or a missing key, is never the reason for the warning).
- * A call with no answer acts on nothing; under `on` it is recorded `on` only
- * when the decider has a calibrated model.
+ * The gate: in `shadow` nothing acts; in `on` an answer acts only when the answering model is
+ * calibrated at this decider and the provider does not hold it; otherwise it is recorded as
+ * `shadow` and `held` says why (only for an answer: a call with no answer, or a missing key, is
+ * never the reason for the warning). A call with no answer is recorded `on` only when the decider
+ * has a calibrated model and nothing holds it.
+ */
+export function actGate(reply: { model: string | null; answered: boolean } | null, policy: StuckPolicy): ActGate {
+  if (policy.mode === 'shadow') return { recordedMode: 'shadow', may: false, held: null };
+  const hold = policy.hold ?? null;
+  if (!reply || reply.model === null) {
+    return { recordedMode: policy.anyCalibrated && !hold ? 'on' : 'shadow', may: false, held: null };
+  }
+  if (hold) return { recordedMode: 'shadow', may: false, held: reply.answered ? hold : null };
+  const c = policy.calibration(reply.model);
+  if (!c) {
+    return {
+      recordedMode: 'shadow',
+      may: false,
+      held: reply.answered ? 'the calibration of the decider is unknown (the database could not be read)' : null,
+    };
+  }
+  if (!c.passes) {
+    return {
+      recordedMode: 'shadow',
+      may: false,
+      held: reply.answered
+        ? `${reply.model} at ${c.url} is not calibrated yet: ${c.judged} judged shadow answers at ${c.threshold}, ${c.correct} right (it needs ${GATE.minJudged} judged, ${Math.round(GATE.minCorrectShare * 100)}% right)`
+        : null,
+    };
+  }
+  return { recordedMode: 'on', may: true, held: null };
+}
+
+/**
+ * The rule: the gate (actGate), and under it a yes at or above the threshold detains the run.
  */
 export function stuckOutcome(
   reply: { answer: Answer | undefined; model: string | null } | null,
@@ -125,30 +168,7 @@ export function stuckOutcome(
 ): StuckOutcome {
   const reading = readNoul(reply?.answer);
   const confidence = reading.confidence;
-  if (policy.mode === 'shadow') return { recordedMode: 'shadow', act: false, confidence, held: null };
-  if (!reply || reply.model === null) {
-    return { recordedMode: policy.anyCalibrated ? 'on' : 'shadow', act: false, confidence, held: null };
-  }
-  const c = policy.calibration(reply.model);
-  const answered = reading.answer !== 'unknown';
-  if (!c) {
-    return {
-      recordedMode: 'shadow',
-      act: false,
-      confidence,
-      held: answered ? 'the calibration of the decider is unknown (the database could not be read)' : null,
-    };
-  }
-  if (!c.passes) {
-    return {
-      recordedMode: 'shadow',
-      act: false,
-      confidence,
-      held: answered
-        ? `${reply.model} at ${c.url} is not calibrated yet: ${c.judged} judged shadow answers at ${c.threshold}, ${c.correct} right (it needs ${GATE.minJudged} judged, ${Math.round(GATE.minCorrectShare * 100)}% right)`
-        : null,
-    };
-  }
-  const act = reading.answer === 'yes' && reading.confidence >= policy.threshold;
-  return { recordedMode: 'on', act, confidence, held: null };
+  const gate = actGate(reply ? { model: reply.model, answered: reading.answer !== 'unknown' } : null, policy);
+  const act = gate.may && reading.answer === 'yes' && (reading.confidence ?? 0) >= policy.threshold;
+  return { recordedMode: gate.recordedMode, act, confidence, held: gate.held };
 }

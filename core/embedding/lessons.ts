@@ -42,13 +42,10 @@ export async function resolveWithEmbedding(opts: {
 }
 
 /**
- * What a back-fill needs from the lessons store, which the Store port does not have yet:
- * resolved lessons with no embedding (oldest first), and writing one lesson's embedding.
+ * What a back-fill needs from the lessons store (`Store['lessons']` has both): resolved lessons
+ * with no embedding (oldest first), and writing one lesson's embedding.
  */
-export interface LessonEmbeddingStore {
-  unembedded(limit: number): Promise<Array<{ id: number; lesson: string | null; resolution: string | null }>>;
-  setEmbedding(id: number, embedding: number[]): Promise<void>;
-}
+export type LessonEmbeddingStore = Pick<Store['lessons'], 'unembedded' | 'setEmbedding'>;
 
 /** How many lessons one embedding request carries. */
 export const BACKFILL_BATCH = 16;

@@ -46,6 +46,13 @@ export interface PromptContext {
   lessons: PromptLesson[];
   /** Extra named sections appended to the prompt, in order. */
   sections: Array<{ title: string; body: string }>;
+  /**
+   * The loop's one budget for the host services (the same object `onVerdict` gets): the lesson
+   * ladder's embedding and rerank calls take their time from it.
+   */
+  budget?: HostBudget;
+  /** The run's `io/decisions.jsonl`. */
+  decisionsFile?: string;
 }
 
 export interface RubricEvent {

@@ -1,4 +1,4 @@
-import { RECALL_LIMIT, type RecallKey } from '../ports/lesson-memory.js';
+import { RECALL_LIMIT, type RecallContext, type RecallKey } from '../ports/lesson-memory.js';
 import type { RecalledLesson } from '../ports/store.js';
 
 /**
@@ -9,7 +9,7 @@ import type { RecalledLesson } from '../ports/store.js';
  */
 export interface LadderRung {
   readonly name: string;
-  climb(key: RecallKey, found: readonly RecalledLesson[]): Promise<RecalledLesson[]>;
+  climb(key: RecallKey, found: readonly RecalledLesson[], context?: RecallContext): Promise<RecalledLesson[]>;
 }
 
 /** Each lesson once (its first place wins), exact-fingerprint lessons before every other, order otherwise kept. */
@@ -28,9 +28,10 @@ export function settle(found: readonly RecalledLesson[]): RecalledLesson[] {
 export async function climbLadder(
   rungs: readonly LadderRung[],
   key: RecallKey,
-  limit: number = RECALL_LIMIT,
+  opts: { limit?: number; context?: RecallContext } = {},
 ): Promise<RecalledLesson[]> {
+  const limit = opts.limit ?? RECALL_LIMIT;
   let found: RecalledLesson[] = [];
-  for (const rung of rungs) found = settle(await rung.climb(key, found));
+  for (const rung of rungs) found = settle(await rung.climb(key, found, opts.context));
   return found.slice(0, limit);
 }

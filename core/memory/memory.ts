@@ -1,4 +1,10 @@
-import { type LessonMemory, RECALL_LIMIT, RECALL_QUERY_MAX, type RecallKey } from '../ports/lesson-memory.js';
+import {
+  type LessonMemory,
+  RECALL_LIMIT,
+  RECALL_QUERY_MAX,
+  type RecallContext,
+  type RecallKey,
+} from '../ports/lesson-memory.js';
 import type { RecalledLesson } from '../ports/store.js';
 import { climbLadder, type LadderRung } from './ladder.js';
 
@@ -6,8 +12,8 @@ import { climbLadder, type LadderRung } from './ladder.js';
 export class LadderMemory implements LessonMemory {
   constructor(readonly rungs: readonly LadderRung[]) {}
 
-  recall(key: RecallKey): Promise<RecalledLesson[]> {
+  recall(key: RecallKey, context?: RecallContext): Promise<RecalledLesson[]> {
     const query = key.query.slice(0, RECALL_QUERY_MAX);
-    return climbLadder(this.rungs, { ...key, query }, RECALL_LIMIT);
+    return climbLadder(this.rungs, { ...key, query }, { limit: RECALL_LIMIT, ...(context ? { context } : {}) });
   }
 }

@@ -1,3 +1,4 @@
+import type { HostBudget } from './decider.js';
 import type { RecalledLesson } from './store.js';
 
 /**
@@ -22,6 +23,20 @@ export interface RecallKey {
   firstError: string | null;
 }
 
+/** Which loop asks, for the rungs that call a host service (semantic recall, the decider's rerank). */
+export interface RecallContext {
+  runId: string;
+  ticket: string;
+  loop: number;
+  /**
+   * The loop's one budget for the host services: the embedding and the rerank take their time
+   * from it, as the stuck question does later in the same loop. Without it such rungs ask nothing.
+   */
+  budget?: HostBudget | undefined;
+  /** The run's `io/decisions.jsonl`. */
+  decisionsFile?: string | undefined;
+}
+
 /** The longest recall query: a longer one is cut to this many characters. */
 export const RECALL_QUERY_MAX = 4_000;
 /** The most lessons one loop's prompt is given. */
@@ -34,5 +49,5 @@ export const RECALL_LIMIT = 3;
  * only, within the scope rule.
  */
 export interface LessonMemory {
-  recall(key: RecallKey): Promise<RecalledLesson[]>;
+  recall(key: RecallKey, context?: RecallContext): Promise<RecalledLesson[]>;
 }

@@ -134,6 +134,30 @@ export interface LexicalQuery {
   limit: number;
 }
 
+/** What the semantic rung asks before it embeds anything (core/memory: the semantic gate). */
+export interface SemanticGate {
+  /** lessons.embedding is a pgvector column (a Postgres without pgvector keeps real[]: no semantic recall). */
+  vector: boolean;
+  /** Resolved, not forgotten lessons, in every repository. */
+  resolved: number;
+}
+
+/** The semantic rung: lessons within the scope rule whose embedding is at least `minCosine` near the query's. */
+export interface SemanticQuery {
+  repo: string;
+  /** The current failure's embedding: 384 numbers of unit length. */
+  embedding: number[];
+  minCosine: number;
+  limit: number;
+}
+
+/** A resolved lesson with no embedding yet, and what its embedding is made of. */
+export interface UnembeddedLesson {
+  id: number;
+  lesson: string | null;
+  resolution: string | null;
+}
+
 /** Which ladder rung found a recalled lesson. */
 export type RecallHow = 'exact' | 'lexical' | 'semantic' | 'rerank';
 
@@ -249,6 +273,14 @@ export interface Store {
     exact(q: ExactQuery): Promise<RecalledLesson[]>;
     /** The lexical rung of recall (see LexicalQuery), best first. */
     lexical(q: LexicalQuery): Promise<RecalledLesson[]>;
+    /** Whether semantic recall is possible (pgvector) and how many lessons are resolved. */
+    semanticGate(): Promise<SemanticGate>;
+    /** The semantic rung of recall (see SemanticQuery), nearest first; [] without pgvector. */
+    semantic(q: SemanticQuery): Promise<RecalledLesson[]>;
+    /** Resolved, not forgotten lessons with no embedding, oldest first. */
+    unembedded(limit: number): Promise<UnembeddedLesson[]>;
+    /** Writes one lesson's embedding (384 numbers). */
+    setEmbedding(id: number, embedding: number[]): Promise<void>;
     /** Records which lessons a loop was given, against its `runs` row. */
     recordRecalls(r: RecallsRecord): Promise<void>;
     /**

@@ -4,6 +4,7 @@ import type { Kernel } from '../kernel/kernel.js';
 import { Tokens } from '../kernel/tokens.js';
 import type { Agent } from '../ports/agent.js';
 import type { Clock } from '../ports/clock.js';
+import type { Embedder } from '../ports/embedder.js';
 import type { Forge } from '../ports/forge.js';
 import type { HostGit } from '../ports/host-git.js';
 import type { Log } from '../ports/log.js';
@@ -25,6 +26,8 @@ export interface RunDeps {
   /** Host git on the user's repository. */
   git: HostGit;
   env: NodeJS.ProcessEnv;
+  /** The bound Embedder, or null (office hours embeds the lesson it resolves); absent in most tests. */
+  embedder?: () => Embedder | null;
 }
 
 export function depsFromKernel(kernel: Kernel, env: NodeJS.ProcessEnv = process.env): RunDeps {
@@ -39,5 +42,6 @@ export function depsFromKernel(kernel: Kernel, env: NodeJS.ProcessEnv = process.
     clock: kernel.resolve(Tokens.Clock),
     git: kernel.resolve(Tokens.HostGit),
     env,
+    embedder: () => (kernel.has(Tokens.Embedder) ? kernel.resolve(Tokens.Embedder) : null),
   };
 }

@@ -33,13 +33,16 @@ export type LoopResult =
  * the agent reported a blocker, the harness's own rubric run and fingerprint,
  * the commit and fast-forward of green work, the verdict, `afterRubric`, the
  * `runs` row, and `onVerdict`. Each step is its own function taking the Run.
- * The loop owns one budget for the host services (LoopBudget, 2 s from its
- * first call) and hands it to every step that calls one.
+ * The loop owns one budget for the host services (LoopBudget, 2 s of calls,
+ * its clock paused between the prompt's recall and the stuck question) and
+ * hands it to every step that calls one.
  */
 export async function runLoop(run: Run, plan: LoopPlan): Promise<LoopResult> {
   // The loop's one budget for the host services, shared by every step that calls one.
   const budget = new LoopBudget();
-  const { prompt, lessons } = await promptStep(run, plan);
+  const { prompt, lessons } = await promptStep(run, plan, budget);
+  // What the recall spent stays spent; the agent's time is not the host services'.
+  budget.pause();
   const call = await callStep(run, plan, prompt);
 
   if (call.answer?.status === 'blocked') {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { z } from 'zod';
+import { resolveWithEmbedding } from '../embedding/lessons.js';
 import { UserError } from '../errors.js';
 import type { DetentionFacts } from '../layout.js';
 import type { Log } from '../ports/log.js';
@@ -107,7 +108,11 @@ async function preflight(deps: RunDeps, o: OfficeHoursOptions) {
   return { detained, facts, note: (o.note ?? '').trim() };
 }
 
-/** Resolves the open lesson (opening one from the signature when the detention left no id); returns its id. */
+/**
+ * Resolves the open lesson (opening one from the signature when the detention left no id), with
+ * its embedding when an Embedder is bound and answers within RESOLVE_EMBED_MS (else without: the
+ * local service's back-fill writes it when it comes up); returns its id.
+ */
 async function resolveLesson(
   ctx: RunContext,
   deps: RunDeps,
@@ -118,13 +123,20 @@ async function resolveLesson(
     const id =
       r.lessonId ??
       (await deps.store.lessons.open({ repo: ctx.repo, ticket: ctx.ticket, signature: r.signature, runId: null }));
-    await deps.store.lessons.resolve({
-      id,
-      resolution: r.note,
-      lesson: r.distilled.lesson,
-      resolvedBy,
-      scope: r.distilled.scope,
+    let embedder: ReturnType<NonNullable<RunDeps['embedder']>> = null;
+    try {
+      embedder = deps.embedder?.() ?? null;
+    } catch {
+      embedder = null;
+    }
+    const done = await resolveWithEmbedding({
+      store: deps.store,
+      embedder,
+      resolve: { id, resolution: r.note, lesson: r.distilled.lesson, resolvedBy, scope: r.distilled.scope },
     });
+    if (!done.embedded && embedder) {
+      deps.log.debug(`lesson ${id} was resolved without its embedding (${done.reason}); a back-fill writes it later`);
+    }
     return id;
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { writeHostFile } from '../fs/host-file.js';
 import type { PromptLesson } from '../kernel/hooks.js';
 import { recallKey } from '../memory/key.js';
+import type { HostBudget } from '../ports/decider.js';
 import { loopPromptContext, renderLoopPrompt } from './prompt.js';
 import type { LoopPlan, Run } from './run.js';
 
@@ -13,9 +14,9 @@ export interface LoopPrompt {
 
 /**
  * The loop's prompt: feedback, findings and the recall key from the Run, through `beforePrompt`
- * (whose `lesson-memory` tap asks the LessonMemory), kept in io/.
+ * (whose `lesson-memory` tap asks the LessonMemory, within the loop's host-service budget), kept in io/.
  */
-export async function promptStep(run: Run, plan: LoopPlan): Promise<LoopPrompt> {
+export async function promptStep(run: Run, plan: LoopPlan, budget: HostBudget): Promise<LoopPrompt> {
   const { ctx, deps } = run;
   const spec = run.recallFrom ? '' : readFileSync(ctx.specPath, 'utf8');
   const input = {
@@ -29,7 +30,11 @@ export async function promptStep(run: Run, plan: LoopPlan): Promise<LoopPrompt> 
     findings: run.state.findings,
     failure: run.state.feedback,
   };
-  const hooked = await deps.hooks.beforePrompt.promise(loopPromptContext(input, ctx.prompts));
+  const hooked = await deps.hooks.beforePrompt.promise({
+    ...loopPromptContext(input, ctx.prompts),
+    budget,
+    decisionsFile: ctx.paths.decisions,
+  });
   const prompt = renderLoopPrompt(hooked, input);
   writeHostFile(ctx.paths.prompt, prompt);
   run.log.info(`loop ${plan.loop} (${plan.mode}) started`);

@@ -8,6 +8,7 @@ import { EMBEDDED_PORT } from './embedded/paths.js';
 import { connectionError } from './errors.js';
 import { recordEvent } from './events.js';
 import { storeInfo } from './info.js';
+import { semanticGate, semanticLessons, setLessonEmbedding, unembeddedLessons } from './lesson-embeddings.js';
 import {
   exactLessons,
   explainRecall,
@@ -85,6 +86,10 @@ export class PgStore implements Store {
     openByFingerprint: (repo, fp, except) => openByFingerprint(this.pool, repo, fp, except),
     exact: (q) => exactLessons(this.pool, q),
     lexical: (q) => lexicalLessons(this.pool, this.shape, q),
+    semanticGate: () => semanticGate(this.pool, this.shape),
+    semantic: (q) => semanticLessons(this.pool, this.shape, q),
+    unembedded: (limit) => unembeddedLessons(this.pool, limit),
+    setEmbedding: (id, v) => setLessonEmbedding(this.pool, this.shape, id, v),
     recordRecalls: (r) => recordRecalls(this.pool, r),
     list: (q) => listLessons(this.pool, q),
     get: (id) => getLesson(this.pool, id),

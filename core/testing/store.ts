@@ -14,10 +14,13 @@ import type {
   RecalledLesson,
   RecallsRecord,
   RunTotals,
+  SemanticGate,
+  SemanticQuery,
   Store,
   StoreInfo,
   StuckAnswerFacts,
   TicketSummary,
+  UnembeddedLesson,
 } from '../ports/store.js';
 import { cleanUrl } from '../store/decisions.js';
 import { deriveState } from '../store/tickets.js';
@@ -73,7 +76,14 @@ export class MemoryStore implements Store {
     lessons: [] as Lesson[],
     decisions: [] as DecisionRow[],
     recalls: [] as RecallRow[],
+    /** lessons.embedding, by lesson id. */
+    embeddings: new Map<number, number[]>(),
   };
+  /**
+   * Whether lessons.embedding behaves as a pgvector column (semantic recall) or as real[] (none):
+   * a test sets it to play either database.
+   */
+  vector = true;
   private seq = 0;
   closed = false;
 
@@ -142,6 +152,7 @@ export class MemoryStore implements Store {
         scope: r.scope ?? null,
         resolvedAt: this.next().at,
       });
+      if (r.embedding) this.tables.embeddings.set(l.id, [...r.embedding]);
     },
     openByFingerprint: async (repo: string, fingerprint: string, exceptTicket?: string): Promise<Lesson[]> =>
       this.tables.lessons
@@ -170,6 +181,30 @@ export class MemoryStore implements Store {
             .filter((l) => l.similarity >= 0)
             .sort((a, b) => b.similarity - a.similarity || b.id - a.id)
             .slice(0, q.limit),
+    semanticGate: async (): Promise<SemanticGate> => ({ vector: this.vector, resolved: this.recallable().length }),
+    semantic: async (q: SemanticQuery): Promise<RecalledLesson[]> =>
+      !this.vector
+        ? []
+        : this.recallable()
+            .filter((l) => (l.repo === q.repo || l.scope === 'general') && this.tables.embeddings.has(l.id))
+            .map((l) => {
+              const e = this.tables.embeddings.get(l.id) as number[];
+              const cosine = e.reduce((sum, x, i) => sum + x * (q.embedding[i] ?? 0), 0);
+              return { ...l, similarity: cosine, cosine };
+            })
+            .filter((l) => l.cosine >= q.minCosine)
+            .sort((a, b) => b.cosine - a.cosine || b.id - a.id)
+            .slice(0, q.limit),
+    unembedded: async (limit: number): Promise<UnembeddedLesson[]> =>
+      this.recallable()
+        .filter((l) => !this.tables.embeddings.has(l.id))
+        .sort((a, b) => (a.resolvedAt?.getTime() ?? 0) - (b.resolvedAt?.getTime() ?? 0) || a.id - b.id)
+        .slice(0, limit)
+        .map((l) => ({ id: l.id, lesson: l.lesson, resolution: l.resolution })),
+    setEmbedding: async (id: number, embedding: number[]): Promise<void> => {
+      if (!this.tables.lessons.some((l) => l.id === id)) throw new Error(`no lesson ${id}`);
+      this.tables.embeddings.set(id, [...embedding]);
+    },
     recordRecalls: async (r: RecallsRecord): Promise<void> => {
       for (const l of r.lessons) {
         if (!this.tables.calls.some((c) => c.id === r.callId)) throw new Error(`no runs row ${r.callId}`);
@@ -300,7 +335,7 @@ export class MemoryStore implements Store {
       serverVersion: 'memory',
       extensions: [],
       schemaVersion: null,
-      semanticRecall: false,
+      semanticRecall: this.vector,
       rows: { runs: t.calls.length, events: t.events.length, lessons: t.lessons.length, decisions: t.decisions.length },
     };
   }

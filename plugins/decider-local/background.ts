@@ -6,6 +6,7 @@ import type { Config } from '../../core/config/config.js';
 import { isLocalUrl } from '../../core/decision/trust.js';
 import { localDeciderPaths } from '../../core/layout.js';
 import type { Log } from '../../core/ports/log.js';
+import { storeTarget } from '../../core/store/index.js';
 import { readInstalled } from './installed.js';
 import { portOf, servicesRunning } from './services.js';
 import { type StartMoment, startRule } from './start-rule.js';
@@ -31,6 +32,7 @@ export function whyNotStart(config: Config, env: NodeJS.ProcessEnv = process.env
 export function startInBackground(config: Config, env: NodeJS.ProcessEnv = process.env): boolean {
   if (whyNotStart(config, env) !== null) return false;
   const paths = localDeciderPaths(env);
+  const target = storeTarget(config, env);
   mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   const out = openSync(paths.deciderLog, 'a', 0o600);
   try {
@@ -48,8 +50,19 @@ export function startInBackground(config: Config, env: NodeJS.ProcessEnv = proce
         String(config.num('CHALK_DECIDER_IDLE_MINUTES') * 60_000),
         '--timeout-ms',
         String(startTimeoutMs(config)),
+        // The store the back-fill after health writes to: the embedded server's directory here,
+        // a server's URL (it may hold a password) only in the child's environment.
+        ...(target.kind === 'embedded' ? ['--db-dir', target.paths.dir] : []),
       ],
-      { detached: true, stdio: ['ignore', out, out], env: { PATH: env.PATH ?? '', HOME: env.HOME ?? '' } },
+      {
+        detached: true,
+        stdio: ['ignore', out, out],
+        env: {
+          PATH: env.PATH ?? '',
+          HOME: env.HOME ?? '',
+          ...(target.kind === 'server' ? { CHALK_DATABASE_URL: target.url } : {}),
+        },
+      },
     );
     child.on('error', () => {});
     child.unref();

@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { localDeciderPathsIn } from '../../core/layout.js';
 import { tryLock } from '../../core/process/lock.js';
 import { DEFAULT_CONTEXT_TOKENS, DEFAULT_LIMIT } from '../../core/protocol/entry.js';
+import { backfillLocal, targetFromChild } from './backfill.js';
 import { touch } from './client.js';
 import { readInstalled } from './installed.js';
 import { servicesRunning, startServices, stopServices, waitHealthy } from './services.js';
@@ -19,6 +20,7 @@ const { values } = parseArgs({
     'embed-port': { type: 'string' },
     'idle-ms': { type: 'string' },
     'timeout-ms': { type: 'string' },
+    'db-dir': { type: 'string' },
   },
 });
 const paths = localDeciderPathsIn(values.dir ?? '');
@@ -51,6 +53,8 @@ async function start(release: () => void): Promise<number> {
     };
     const up = await waitHealthy({ paths, ports, entry, timeoutMs: Number(values['timeout-ms']) });
     say(`the local decider is up after ${(up.ms / 1000).toFixed(1)}s`);
+    const target = targetFromChild({ dbDir: values['db-dir'], env: process.env });
+    if (target) say(await backfillLocal({ target, timeoutMs: Number(values['timeout-ms']), embedPort: ports.embed }));
     return 0;
   } catch (err) {
     say((err as Error).message);

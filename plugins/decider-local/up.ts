@@ -6,9 +6,11 @@ import { UserError } from '../../core/errors.js';
 import { type LocalDeciderPaths, localDeciderPaths } from '../../core/layout.js';
 import { acquireLock, LockTimeout } from '../../core/process/lock.js';
 import { run } from '../../core/process/run.js';
+import { storeTarget, storeTimeoutMs } from '../../core/store/index.js';
 import { entryFromConfig } from '../decider-http/index.js';
 import { TRANSFORMERS_PACKAGE, TRANSFORMERS_VERSION } from '../embed-local/loader.js';
 import { EMBED_MODEL } from '../embed-local/wire.js';
+import { backfillLocal } from './backfill.js';
 import { measureMedianMs } from './bench.js';
 import { type Installed, modelRevision, readInstalled, writeInstalled } from './installed.js';
 import {
@@ -203,8 +205,17 @@ export async function deciderUp(opts: {
   const entry = entryFromConfig(opts.config);
   try {
     const existing = readInstalled(paths.installed);
+    const backfill = async () =>
+      opts.say(
+        await backfillLocal({
+          target: storeTarget(opts.config, env),
+          timeoutMs: storeTimeoutMs(opts.config),
+          embedPort: ports.embed,
+        }),
+      );
     if (existing && servicesRunning(paths)) {
       await waitHealthy({ paths, ports, entry, timeoutMs: UP_HEALTH_MS }).catch(rethrow);
+      await backfill();
       return { started: false, installed: existing };
     }
     const fresh = await install(paths, env, opts.say);
@@ -226,6 +237,7 @@ export async function deciderUp(opts: {
     }
     const installed: Installed = { ...fresh, benchMs, benchedAt: new Date().toISOString() };
     writeInstalled(paths.installed, installed);
+    await backfill();
     return { started: true, installed };
   } finally {
     release();

@@ -189,6 +189,39 @@ describe('office hours in-process', { timeout: 30_000 }, () => {
     expect(t2.log.text()).toContain('no lesson distilled (the distiller gave no usable answer)');
   });
 
+  it('embeds the lesson it resolves when an Embedder answers, and resolves it without one when none does', async () => {
+    const vector = Array.from({ length: 384 }, (_, i) => (i === 7 ? 1 : 0));
+    const texts: string[][] = [];
+    const repo = makeRepo({ CHALK_DISTILL: 'false', CHALK_AUTO_MR: 'false' }, 1);
+    const { t } = await detainAndSwitch(repo, new ScriptedAgent().script('continue', work(1, 1, true)));
+    const embedder = {
+      dimensions: 384,
+      embed: async (batch: string[]) => {
+        texts.push(batch);
+        return batch.map(() => vector);
+      },
+    };
+    await officeHours({ ...t.deps(), embedder: () => embedder }, { root: repo.root, note: 'fixed the image' });
+    const id = t.store.tables.lessons[0]?.id as number;
+    expect(texts).toEqual([['fixed the image']]);
+    expect(t.store.tables.embeddings.get(id)).toEqual(vector);
+
+    const repo2 = makeRepo({ CHALK_DISTILL: 'false', CHALK_AUTO_MR: 'false' }, 1);
+    const { t: t2 } = await detainAndSwitch(repo2, new ScriptedAgent().script('continue', work(1, 1, true)));
+    const down = {
+      dimensions: 384,
+      embed: async (): Promise<number[][]> => {
+        throw new Error('connect ECONNREFUSED 127.0.0.1:8472');
+      },
+    };
+    const r = await officeHours({ ...t2.deps(), embedder: () => down }, { root: repo2.root, note: 'n' });
+    expect(r.exitCode, t2.log.text()).toBe(0);
+    const lesson = t2.store.tables.lessons[0];
+    expect(lesson?.resolvedAt).not.toBeNull();
+    expect(t2.store.tables.embeddings.size).toBe(0);
+    expect(await t2.store.lessons.unembedded(10)).toEqual([{ id: lesson?.id, lesson: null, resolution: 'n' }]);
+  });
+
   it('--detach starts the resumed run in the background on the tutoring branch', async () => {
     const repo = makeRepo({ CHALK_DISTILL: 'false' }, 2);
     const agent = new ScriptedAgent().script('continue', work(1, 2, true));
