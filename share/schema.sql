@@ -167,7 +167,8 @@ END $$;
 -- order on a GiST trigram index (`col <-> query`, distance = 1 - similarity; core/store/lessons.ts
 -- says why and how ties stay exact). A GiST leaf holds the text's whole trigram array, and an index
 -- row has at most 8,191 bytes, so only texts with at most chalk_knn_trgms() distinct trigrams (3
--- bytes each) are in it; the longer ones, rare, have a partial GIN index of their own. chalk_knn_trgms() is the one copy of that bound (read by core/store/shape.ts).
+-- bytes each) are in it; the longer ones, rare, have a partial GIN index of their own.
+-- chalk_knn_trgms() is the one copy of that bound (the recall statements call it).
 CREATE OR REPLACE FUNCTION chalk_knn_trgms() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 2000 $$;
 DO $$
 DECLARE

@@ -169,36 +169,29 @@ export function similarityRules(q: LexicalQuery): SimilarityRule[] {
 }
 
 /**
- * The two statements of a similarity rule. `nearest`: the texts of at most chalk_knn_trgms()
- * trigrams in nearest-neighbour order on their GiST index (`col <-> query` is 1 - similarity, so
- * the best come first and the rest are never scored; $3 rows), with `%` at the rule's own bound so
- * the index skips whole subtrees that cannot reach it. `long`: the longer texts on their partial
- * GIN index, with `%` at a threshold that cannot lose one: similarity c / (n + m - c) > b needs
- * c > b(n + m) / (1 + b), and a GIN `%` passes the rows whose c / m reaches its threshold, so with
- * n > chalk_knn_trgms() the threshold is b(chalk_knn_trgms() + 1 + m) / ((1 + b) m), a little
- * less for rounding.
+ * The two statements of a similarity rule, each with `%` at the rule's own bound (set by the
+ * caller; `%` rechecks similarity >= it on each row, so it can be no stricter). `nearest`: the
+ * texts of at most chalk_knn_trgms() trigrams in nearest-neighbour order on their GiST index
+ * (`col <-> query` is 1 - similarity, so the best come first and the rest are never scored; $3
+ * rows), the index skipping whole subtrees that cannot reach the bound. `long`: the longer texts
+ * on their partial GIN index, and only those with n * b < m (n, m: the text's and the query's
+ * distinct trigrams; similarity is at most m / n, so no other can pass b).
  */
-export function similaritySql(r: SimilarityRule): { nearest: string; long: string; longThreshold: string } {
+export function similaritySql(r: SimilarityRule): { nearest: string; long: string } {
   const count = `${r.col}_trgms`;
   const select = `SELECT ${COLUMNS}, similarity(${r.col}, $2)::float8 AS score FROM lessons`;
   const where = `${r.col} % $2 AND ${RECALLABLE} AND ${IN_SCOPE} ${r.also}`;
   return {
     nearest: `${select} WHERE ${count} <= chalk_knn_trgms() AND ${where} ORDER BY ${r.col} <-> $2 LIMIT $3`,
-    long: `${select} WHERE ${count} > chalk_knn_trgms() AND ${where} ORDER BY score DESC, id DESC LIMIT $3`,
-    longThreshold: `SELECT least(1, 0.999 * ${r.above} * (chalk_knn_trgms() + 1 + m) / ((1 + ${r.above}) * greatest(m, 1)))::text AS t
-      FROM (SELECT coalesce(array_length(show_trgm($1), 1), 0) AS m) q`,
+    long: `${select} WHERE ${count} > chalk_knn_trgms() AND ${where}
+           AND ${count} * ${r.above} < (SELECT coalesce(array_length(show_trgm($2), 1), 0))
+           ORDER BY score DESC, id DESC LIMIT $3`,
   };
 }
 
 /** pg_trgm.similarity_threshold for the rest of the transaction. */
 async function setThreshold(c: PoolClient, threshold: number): Promise<void> {
   await c.query(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [String(threshold)]);
-}
-
-/** pg_trgm.similarity_threshold for the rest of the transaction: the long texts' (similaritySql). */
-async function longThreshold(c: PoolClient, sql: string, query: string): Promise<void> {
-  const t = await c.query<{ t: string }>(sql, [query]);
-  await c.query(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [t.rows[0]?.t ?? '1']);
 }
 
 /** Scores closer than this are treated as a possible tie (similarity is a float4). */
@@ -226,11 +219,10 @@ async function nearest(c: PoolClient, q: LexicalQuery, r: SimilarityRule): Promi
   }
 }
 
-/** The best `limit` long texts of a similarity rule (`long`), under its own `%` threshold. */
+/** The best `limit` long texts of a similarity rule (`long`). */
 async function longest(c: PoolClient, q: LexicalQuery, r: SimilarityRule): Promise<RecalledLesson[]> {
-  const sql = similaritySql(r);
-  await longThreshold(c, sql.longThreshold, r.query);
-  return recalled((await c.query<Row & { score: number }>(sql.long, [q.repo, r.query, q.limit])).rows);
+  await setThreshold(c, r.above);
+  return recalled((await c.query<Row & { score: number }>(similaritySql(r).long, [q.repo, r.query, q.limit])).rows);
 }
 
 /**
@@ -363,9 +355,8 @@ export async function explainRecall(
       }
       await c.query(PLANNER);
       for (const rule of rules) {
-        const sql = similaritySql(rule);
-        await longThreshold(c, sql.longThreshold, rule.query);
-        plans.push({ rung: 'lexical', plan: await explain(sql.long, [q.repo, rule.query, q.limit]) });
+        await setThreshold(c, rule.above);
+        plans.push({ rung: 'lexical', plan: await explain(similaritySql(rule).long, [q.repo, rule.query, q.limit]) });
       }
     }
     await c.query('ROLLBACK');

@@ -223,6 +223,21 @@ describe.each(SUBJECTS)('lesson recall on $name', (subject) => {
     expect(failure.map((l) => [l.id, l.similarity])).toEqual([[byFirstError, 1]]);
   });
 
+  it('text mode: a text too long for the nearest-neighbour index is recalled just above 0.1', async () => {
+    const repo = 'long-low';
+    const long = Array.from({ length: 700 }, (_, i) =>
+      createHash('md5').update(`w${i}`).digest('hex').slice(0, 8),
+    ).join(' ');
+    const signature = `rubric failed (exit 1)\n${long}`;
+    const feedback = `${FEEDBACK}\n${long.slice(0, 400)}`;
+    expect(similarity(signature, feedback)).toBeGreaterThan(0.1);
+    expect(similarity(signature, feedback)).toBeLessThan(0.12);
+    const id = await lesson({ repo, signature, firstError: 'x' });
+    const found = await memory.recall(key(repo, { mode: 'text', query: feedback }));
+    expect(found.map((l) => l.id)).toEqual([id]);
+    expect(found[0]?.similarity).toBeCloseTo(similarity(signature, feedback), 3);
+  });
+
   it('breaks a tie of more lessons than it reads at first by the newest', async () => {
     const repo = 'ties';
     const same: number[] = [];
