@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // Lesson recall latency, embedded PGlite server and a Postgres server side by side in one run:
 // the recall ladder (exact fingerprint, then pg_trgm) as a loop asks it, in each recall mode
-// (failure, spec, text), at 1,000 and at 10,000 resolved lessons, with each statement's query plan
-// (which index it uses; a sequential scan on lessons is what recall must never do).
+// (failure, spec, text), on a varied corpus at 1,000 and 10,000 resolved lessons and on the uniform
+// worst case at 10,000 (see "made-up lessons"), with each statement's query plan (which index it
+// uses; a sequential scan on lessons is what recall must never do).
 // Run after `npm run build`:
 //   CHALK_BENCH_PG_URL=postgresql://user:pw@127.0.0.1:5432/db node bench/recall.mjs [queries]
 // (CHALK_TEST_PG_URL is used when CHALK_BENCH_PG_URL is unset; the role needs CREATEDB: a scratch
-// database is made and dropped.) Prints median and p95 per mode, and the 10,000/1,000 ratio.
+// database is made and dropped.) Prints median and p95 per mode, and the varied corpus's 10,000/1,000 ratio.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
