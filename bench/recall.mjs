@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // Lesson recall latency, embedded PGlite server and a Postgres server side by side in one run:
 // the recall ladder (exact fingerprint, then pg_trgm) as a loop asks it, in each recall mode
-// (failure, spec, text), at 1,000 and at 10,000 resolved lessons, with each statement's query plan
-// (which index it uses; a sequential scan on lessons is what recall must never do).
+// (failure, spec, text), on a varied corpus at 1,000 and 10,000 resolved lessons and on the uniform
+// worst case at 10,000 (see "made-up lessons"), with each statement's query plan (which index it
+// uses; a sequential scan on lessons is what recall must never do).
 // Run after `npm run build`:
 //   CHALK_BENCH_PG_URL=postgresql://user:pw@127.0.0.1:5432/db node bench/recall.mjs [queries]
 // (CHALK_TEST_PG_URL is used when CHALK_BENCH_PG_URL is unset; the role needs CREATEDB: a scratch
-// database is made and dropped.) Prints median and p95 per mode, and the 10,000/1,000 ratio.
+// database is made and dropped.) Prints median and p95 per mode, and the varied corpus's 10,000/1,000 ratio.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,47 +25,138 @@ if (!serverUrl) {
   process.exit(2);
 }
 
-// --- made-up lessons as varied as real failures -----------------------------------------
+// --- made-up lessons ------------------------------------------------------------------------
+// Two corpora. `varied`, as real detentions are: many error kinds and messages, identifiers and
+// paths from a large vocabulary, stack traces and test output of varied length (a few signatures
+// too long for the nearest-neighbour index). `uniform`, the worst case kept from the first bench:
+// words from 16 syllables and a 13-word English, so every lesson shares trigrams with every query,
+// and a generator whose floating-point overflow repeats lessons every 75, so scores tie.
 let seed = 7;
-const rnd = () => {
+/** mulberry32: a 32-bit generator with no float overflow. */
+const rnd32 = () => {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+};
+/** The first bench's generator (seed * 1103515245 overflows a double's exact integers: it cycles). */
+const rndOld = () => {
   seed = (seed * 1103515245 + 12345) % 2147483648;
   return seed / 2147483648;
 };
+let rnd = rnd32;
 const pick = (xs) => xs[Math.floor(rnd() * xs.length)];
-const hex = () => Array.from({ length: 64 }, () => '0123456789abcdef'[Math.floor(rnd() * 16)]).join('');
-const syl = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'shi', 'pra', 'gel', 'dor', 'fin', 'qu', 'zed', 'bri', 'tom'];
-const words = Array.from({ length: 3000 }, () =>
-  Array.from({ length: 2 + Math.floor(rnd() * 3) }, () => pick(syl)).join(''),
-);
-const errors = ['TypeError', 'AssertionError', 'ReferenceError', 'ECONNREFUSED', 'SyntaxError', 'panic', 'KeyError'];
-const phrases = ['is undefined', 'expected 200 got 500', 'not found', 'timed out', 'cannot read id', 'mismatch'];
-const sentence = () =>
-  `${pick(errors)}: ${pick(words)}.${pick(words)} ${pick(phrases)} (${pick(words)} ${pick(words)}) in ${pick(words)}/${pick(words)}.ts`;
-const test = () => `tests/${pick(words)}.test.ts > ${pick(words)} ${pick(words)}`;
-const english = [
-  'the',
-  'service',
-  'should',
-  'return',
-  'a',
-  'list',
-  'of',
-  'orders',
-  'when',
-  'user',
-  'asks',
-  'for',
-  'page',
-];
-const prose = (n) => Array.from({ length: n }, () => pick(english)).join(' ');
+const int = (n) => Math.floor(rnd() * n);
+const hex = (n = 64) => Array.from({ length: n }, () => '0123456789abcdef'[int(16)]).join('');
+
+function variedCorpus() {
+  const letters = 'abcdefghijklmnopqrstuvwxyz';
+  const word = () => Array.from({ length: 3 + int(8) }, () => letters[int(26)]).join('');
+  const vocab = Array.from({ length: 20_000 }, word);
+  const w = () => pick(vocab);
+  const camel = () => w() + w().replace(/^./, (c) => c.toUpperCase());
+  const path = () =>
+    `${pick(['src', 'lib', 'app', 'packages', 'internal', 'cmd', 'tests'])}/${w()}/${camel()}.${pick(['ts', 'js', 'py', 'go', 'rs', 'rb'])}`;
+  const english = Array.from({ length: 600 }, word);
+  const messages = [
+    () => `TypeError: Cannot read properties of undefined (reading '${camel()}')`,
+    () => `AssertionError: expected ${int(1000)} to equal ${int(1000)}`,
+    () => `AssertionError [ERR_ASSERTION]: Expected values to be strictly deep-equal: ${camel()}`,
+    () => `ReferenceError: ${camel()} is not defined`,
+    () => `Error: connect ECONNREFUSED 127.0.0.1:${1000 + int(60000)}`,
+    () => `Error: ENOENT: no such file or directory, open '${path()}'`,
+    () => `SyntaxError: Unexpected token '${pick(['}', ')', '<', 'export', 'import'])}' in ${path()}`,
+    () => `panic: runtime error: index out of range [${int(50)}] with length ${int(50)}`,
+    () => `KeyError: '${w()}_${w()}'`,
+    () => `AttributeError: module '${w()}' has no attribute '${w()}'`,
+    () => `ModuleNotFoundError: No module named '${w()}.${w()}'`,
+    () => `Error: Timeout of ${pick([2000, 5000, 10000])}ms exceeded in ${camel()}`,
+    () => `thread 'main' panicked at '${w()} ${w()}', ${path()}:${int(900)}:${int(80)}`,
+    () => `java.lang.NullPointerException: Cannot invoke "${camel()}.${camel()}()" because "${w()}" is null`,
+    () =>
+      `FAIL ${path()} > ${w()} ${w()} ${w()}: expected status ${pick([200, 201, 204])} got ${pick([400, 404, 500, 503])}`,
+    () => `error[E0${int(800)}]: mismatched types: expected \`${camel()}\`, found \`${camel()}\``,
+  ];
+  const sentence = () => pick(messages)();
+  const frame = () =>
+    pick([
+      () => `    at ${camel()} (${path()}:${int(900)}:${int(80)})`,
+      () => `  File "${path()}", line ${int(900)}, in ${w()}_${w()}`,
+      () => `    ${path()}:${int(900)} +0x${hex(3)}`,
+      () => ` ✓ ${path()} > ${w()} ${w()} (${int(300)} ms)`,
+      () => ` × ${path()} > ${w()} ${w()} ${w()}`,
+      () => `npm ERR! ${w()} ${w()} ${w()}`,
+      () => `${w()} ${w()} ${w()} ${w()} ${w()} ${w()}`,
+    ])();
+  const prose = (n) => Array.from({ length: n }, () => pick(english)).join(' ');
+  const test = () => `${path()} > ${w()} ${w()}`;
+  return {
+    sentence,
+    prose,
+    test,
+    tail: () => {
+      // 5-40 lines (a signature keeps the rubric's last 40); 1 in 100 is 40 lines of dumped data,
+      // over 2,000 distinct trigrams: too many for the nearest-neighbour index.
+      if (rnd() < 0.01) return Array.from({ length: 40 }, () => Array.from({ length: 40 }, w).join(',')).join('\n');
+      return Array.from({ length: 5 + int(36) }, () => (rnd() < 0.15 ? sentence() : frame())).join('\n');
+    },
+    reason: () =>
+      pick([`rubric failed (exit ${1 + int(3)})`, 'no progress in 3 loops', 'review found blockers', 'budget spent']),
+    // Retry feedback: the rubric's exit, the failing tests, its last lines (half of them after a stored first error).
+    feedback: (seen) =>
+      `rubric failed (exit 1)\nfailing tests: ${test()}\nlast 20 lines of output:\n${seen ?? sentence()}\n${Array.from({ length: 19 }, frame).join('\n')}`,
+  };
+}
+
+function uniformCorpus() {
+  const syl = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'shi', 'pra', 'gel', 'dor', 'fin', 'qu', 'zed', 'bri', 'tom'];
+  const words = Array.from({ length: 3000 }, () => Array.from({ length: 2 + int(3) }, () => pick(syl)).join(''));
+  const errors = ['TypeError', 'AssertionError', 'ReferenceError', 'ECONNREFUSED', 'SyntaxError', 'panic', 'KeyError'];
+  const phrases = ['is undefined', 'expected 200 got 500', 'not found', 'timed out', 'cannot read id', 'mismatch'];
+  const english = [
+    'the',
+    'service',
+    'should',
+    'return',
+    'a',
+    'list',
+    'of',
+    'orders',
+    'when',
+    'user',
+    'asks',
+    'for',
+    'page',
+  ];
+  const sentence = () =>
+    `${pick(errors)}: ${pick(words)}.${pick(words)} ${pick(phrases)} (${pick(words)} ${pick(words)}) in ${pick(words)}/${pick(words)}.ts`;
+  const prose = (n) => Array.from({ length: n }, () => pick(english)).join(' ');
+  return {
+    sentence,
+    prose,
+    test: () => `tests/${pick(words)}.test.ts > ${pick(words)} ${pick(words)}`,
+    tail: () =>
+      Array.from({ length: 12 }, () =>
+        rnd() < 0.3 ? sentence() : `  at ${pick(words)} (${pick(words)}.ts:${Math.floor(rnd() * 400)})`,
+      ).join('\n'),
+    reason: () => 'rubric failed (exit 1)',
+    feedback: () => `rubric failed (exit 1)\nfailing tests: unknown\n${sentence()}\n${prose(40)}`,
+  };
+}
+
+/** The corpus lessons and recall keys are made from (set by `use`). */
+let corpus;
+function use(name) {
+  seed = 7;
+  rnd = name === 'uniform' ? rndOld : rnd32;
+  corpus = name === 'uniform' ? uniformCorpus() : variedCorpus();
+}
+
 function lesson() {
-  const firstError = rnd() < 0.7 ? sentence() : null;
-  const lines = Array.from({ length: 12 }, () =>
-    rnd() < 0.3 ? sentence() : `  at ${pick(words)} (${pick(words)}.ts:${Math.floor(rnd() * 400)})`,
-  );
+  const firstError = rnd() < 0.7 ? corpus.sentence() : null;
   return {
     repo: rnd() < 0.9 ? 'bench' : 'elsewhere',
-    signature: `rubric failed (exit 1)\n${firstError ?? ''}\n${lines.join('\n')}`,
+    signature: `${corpus.reason()}\n${firstError ?? ''}\n${corpus.tail()}`,
     firstError,
     fingerprint: hex(),
     scope: pick(['repo', 'general', 'none', null]),
@@ -99,8 +191,8 @@ async function keys(store) {
     )
   ).rows;
   return some.map((row, i) => {
-    const e = i % 2 ? row.first_error : sentence();
-    const tests = [test(), test()];
+    const e = i % 2 ? row.first_error : corpus.sentence();
+    const tests = [corpus.test(), corpus.test()];
     return {
       failure: {
         repo: 'bench',
@@ -112,14 +204,14 @@ async function keys(store) {
       spec: {
         repo: 'bench',
         mode: 'spec',
-        query: `# PROJ-9\n${prose(250)}\nWhen it fails with ${i % 2 ? row.first_error : sentence()}, ${prose(60)}\n- [ ] ${prose(12)}`,
+        query: `# PROJ-9\n${corpus.prose(250)}\nWhen it fails with ${i % 2 ? row.first_error : corpus.sentence()}, ${corpus.prose(60)}\n- [ ] ${corpus.prose(12)}`,
         fingerprint: null,
         firstError: null,
       },
       text: {
         repo: 'bench',
         mode: 'text',
-        query: `rubric failed (exit 1)\nfailing tests: unknown\n${sentence()}\n${prose(40)}`,
+        query: corpus.feedback(i % 2 ? row.first_error : null),
         fingerprint: null,
         firstError: null,
       },
@@ -164,6 +256,12 @@ async function measure(store) {
   return out;
 }
 
+/** Each corpus and the sizes it is measured at; the uniform worst case at 10,000 only. */
+const CORPORA = [
+  ['varied', [1_000, 10_000]],
+  ['uniform', [10_000]],
+];
+
 const state = mkdtempSync(join(tmpdir(), 'chalk-bench-recall-'));
 const embedded = { kind: 'embedded', paths: embeddedPathsIn(join(state, 'chalk', 'db')) };
 const dbName = `chalk_bench_recall_${process.pid}`;
@@ -178,18 +276,22 @@ try {
   process.stderr.write('starting the embedded server (a first start makes the database)...\n');
   const stores = { embedded: await PgStore.open(embedded, 300_000), server: await PgStore.open(server, 60_000) };
   const results = {};
-  let have = 0;
-  for (const n of [1_000, 10_000]) {
-    process.stderr.write(`loading to ${n} resolved lessons...\n`);
-    for (const name of ['embedded', 'server']) {
-      const t0 = performance.now();
-      await load(stores[name], n - have);
-      process.stderr.write(`  ${name}: loaded in ${f((performance.now() - t0) / 1000)} s\n`);
-    }
-    have = n;
-    for (const name of ['embedded', 'server']) {
-      process.stderr.write(`measuring ${name} at ${n}...\n`);
-      results[`${name} ${n}`] = await measure(stores[name]);
+  for (const [name, sizes] of CORPORA) {
+    use(name);
+    let have = 0;
+    for (const n of sizes) {
+      process.stderr.write(`loading the ${name} corpus to ${n} resolved lessons...\n`);
+      for (const where of ['embedded', 'server']) {
+        const t0 = performance.now();
+        if (have === 0) await stores[where].pool.query('TRUNCATE lessons CASCADE');
+        await load(stores[where], n - have);
+        process.stderr.write(`  ${where}: loaded in ${f((performance.now() - t0) / 1000)} s\n`);
+      }
+      have = n;
+      for (const where of ['embedded', 'server']) {
+        process.stderr.write(`measuring ${where} at ${n}...\n`);
+        results[`${where} ${name} ${n}`] = await measure(stores[where]);
+      }
     }
   }
   const info = { embedded: await stores.embedded.info(), server: await stores.server.info() };
@@ -198,15 +300,19 @@ try {
   const lines = [
     `recall bench: embedded PGlite ${info.embedded.serverVersion} vs Postgres server ${info.server.serverVersion}; ${queries} recalls per mode, ms (median / p95), lessons found per recall`,
   ];
-  for (const name of ['embedded', 'server']) {
-    for (const mode of ['failure', 'spec', 'text']) {
-      const a = results[`${name} 1000`][mode];
-      const b = results[`${name} 10000`][mode];
-      failed ||= a.seq || b.seq;
-      lines.push(
-        `  ${name.padEnd(8)} ${mode.padEnd(7)} 1,000: ${f(a.median)} / ${f(a.p95)} (${a.found.toFixed(1)})   10,000: ${f(b.median)} / ${f(b.p95)} (${b.found.toFixed(1)})   10k/1k ${(b.median / a.median).toFixed(2)}x`,
-        `           plan at 10,000: ${b.uses.join('; ')}`,
-      );
+  const cell = (r) => `${f(r.median)} / ${f(r.p95)} (${r.found.toFixed(1)})`;
+  for (const where of ['embedded', 'server']) {
+    for (const [name, sizes] of CORPORA) {
+      for (const mode of ['failure', 'spec', 'text']) {
+        const rs = sizes.map((n) => results[`${where} ${name} ${n}`][mode]);
+        failed ||= rs.some((r) => r.seq);
+        const at = sizes.map((n, i) => `${n.toLocaleString('en')}: ${cell(rs[i])}`).join('   ');
+        const ratio = rs.length > 1 ? `   10k/1k ${(rs[1].median / rs[0].median).toFixed(2)}x` : '';
+        lines.push(
+          `  ${where.padEnd(8)} ${name.padEnd(7)} ${mode.padEnd(7)} ${at}${ratio}`,
+          `           plan at ${sizes.at(-1).toLocaleString('en')}: ${rs.at(-1).uses.join('; ')}`,
+        );
+      }
     }
   }
   process.stdout.write(`${lines.join('\n')}\n`);

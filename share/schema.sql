@@ -163,6 +163,41 @@ BEGIN
   END IF;
 END $$;
 
+-- Version 6: similarity recall (failure and text mode) finds its best lessons by nearest-neighbour
+-- order on a GiST trigram index (`col <-> query`, distance = 1 - similarity; core/store/lessons.ts
+-- says why and how ties stay exact). A GiST leaf holds the text's whole trigram array, and an index
+-- row has at most 8,191 bytes, so only texts with at most chalk_knn_trgms() distinct trigrams (3
+-- bytes each) are in it; the longer ones, rare, have a partial GIN index of their own.
+-- chalk_knn_trgms() is the one copy of that bound (the recall statements call it).
+CREATE OR REPLACE FUNCTION chalk_knn_trgms() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 2000 $$;
+DO $$
+DECLARE
+  cap integer := chalk_knn_trgms();
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'lessons'::regclass AND attname = 'signature_trgms' AND NOT attisdropped) THEN
+      EXECUTE 'ALTER TABLE lessons ADD COLUMN signature_trgms integer GENERATED ALWAYS AS
+        (coalesce(array_length(show_trgm(signature), 1), 0)) STORED';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'lessons'::regclass AND attname = 'first_error_trgms' AND NOT attisdropped) THEN
+      EXECUTE 'ALTER TABLE lessons ADD COLUMN first_error_trgms integer GENERATED ALWAYS AS
+        (coalesce(array_length(show_trgm(first_error), 1), 0)) STORED';
+    END IF;
+    EXECUTE format(
+      'CREATE INDEX IF NOT EXISTS lessons_signature_knn ON lessons USING gist (signature gist_trgm_ops(siglen = 256))
+       WHERE signature_trgms <= %s AND resolved_at IS NOT NULL AND forgotten_at IS NULL', cap);
+    EXECUTE format(
+      'CREATE INDEX IF NOT EXISTS lessons_first_error_knn ON lessons USING gist (first_error gist_trgm_ops(siglen = 256))
+       WHERE first_error IS NOT NULL AND first_error_trgms <= %s AND resolved_at IS NOT NULL AND forgotten_at IS NULL', cap);
+    EXECUTE format(
+      'CREATE INDEX IF NOT EXISTS lessons_signature_long ON lessons USING gin (signature gin_trgm_ops)
+       WHERE signature_trgms > %s AND resolved_at IS NOT NULL AND forgotten_at IS NULL', cap);
+    EXECUTE format(
+      'CREATE INDEX IF NOT EXISTS lessons_first_error_long ON lessons USING gin (first_error gin_trgm_ops)
+       WHERE first_error IS NOT NULL AND first_error_trgms > %s AND resolved_at IS NOT NULL AND forgotten_at IS NULL', cap);
+  END IF;
+END $$;
+
 -- Version 5: each lesson a loop's prompt was given, with the loop's `runs` row (did the loop then pass?).
 CREATE TABLE IF NOT EXISTS lesson_recalls (
   id bigserial PRIMARY KEY,

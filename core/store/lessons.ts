@@ -110,10 +110,10 @@ export async function exactLessons(db: Pool, q: ExactQuery): Promise<RecalledLes
   return recalled(r.rows);
 }
 
-/** One lexical statement: its trigram threshold, its query, and the score a row must beat. */
+/** One spec-mode statement: its trigram threshold, its query, and the score a row must beat. */
 interface TrigramPart {
-  /** pg_trgm.similarity_threshold for the statement, so `%` prefilters on a GIN index: a number, or SQL over $1 (the query). */
-  threshold: number | string;
+  /** pg_trgm.similarity_threshold for the statement, so `%` prefilters on a GIN index: SQL over $1 (the query). */
+  threshold: string;
   sql: string;
   params: unknown[];
   /** The rule's own bound: a row is recalled when its score is above it (checked on the few rows the LIMIT keeps). */
@@ -121,83 +121,118 @@ interface TrigramPart {
 }
 
 /**
- * The statements of one lexical recall, each filtering with `%` on a trigram GIN index (the
- * threshold set with set_config(..., true), for the transaction only), ordered by its score, best
- * first, then newest; the caller keeps the rows above the rule's bound. Since the rows come best
- * first, dropping those at or under the bound after the LIMIT loses nothing.
- *
- * Spec mode asks word_similarity(coalesce(first_error, signature), spec) > 0.6, which no GIN
- * strategy answers with the lesson as the needle (`%>` puts the query there). Word similarity
- * above 0.6 means more than 0.6 of the lesson's n distinct trigrams are among the spec's m, so
- * similarity(lesson, spec) > 0.6n / (0.4n + m), a bound that grows with n. So the lessons are
+ * Spec mode asks word_similarity(coalesce(first_error, signature), spec) > 0.6, which no trigram
+ * index strategy answers with the lesson as the needle (`%>` and `<->>` put the query there). Word
+ * similarity above 0.6 means more than 0.6 of the lesson's n distinct trigrams are among the spec's
+ * m, so similarity(lesson, spec) > 0.6n / (0.4n + m), a bound that grows with n. So the lessons are
  * searched band by band of n (recall_trgms, each band with its own partial GIN index,
  * chalk_spec_bands()), each band with `%` at the bound of its floor: the strictest threshold that
- * cannot lose a match, and strict enough that few rows reach the costly word_similarity.
+ * cannot lose a match, and strict enough that few rows reach the costly word_similarity. Each
+ * statement orders by score, best first, then newest; the caller keeps the rows above 0.6, and
+ * since the rows come best first, dropping those at or under it after the LIMIT loses nothing.
  */
-export function lexicalParts(q: LexicalQuery, specBands: readonly number[]): TrigramPart[] {
-  const order = `ORDER BY score DESC, id DESC LIMIT $3`;
-  const params = [q.repo, q.query, q.limit];
-  const bySignature = (also: string): TrigramPart => ({
-    threshold: 0.1,
-    sql: `SELECT ${COLUMNS}, similarity(signature, $2)::float8 AS score FROM lessons
-          WHERE signature % $2 ${also} AND ${RECALLABLE} AND ${IN_SCOPE}
-          ${order}`,
-    params,
-    above: 0.1,
+export function specParts(q: LexicalQuery, specBands: readonly number[]): TrigramPart[] {
+  return specBands.map((floor, i) => {
+    const next = specBands[i + 1];
+    if (!Number.isInteger(floor) || (next !== undefined && !Number.isInteger(next))) {
+      throw new Error(`chalk_spec_bands() holds a value that is not a whole number: ${specBands.join(', ')}`);
+    }
+    const band = `recall_trgms >= ${floor}${next === undefined ? '' : ` AND recall_trgms < ${next}`}`;
+    return {
+      threshold: `least(1, 0.999 * 0.6 * ${floor} / (0.4 * ${floor} + coalesce(array_length(show_trgm($1), 1), 0)))::text`,
+      sql: `SELECT ${COLUMNS}, word_similarity(coalesce(first_error, signature), $2)::float8 AS score FROM lessons
+            WHERE coalesce(first_error, signature) % $2 AND ${band} AND ${RECALLABLE} AND ${IN_SCOPE}
+            ORDER BY score DESC, id DESC LIMIT $3`,
+      params: [q.repo, q.query, q.limit],
+      above: 0.6,
+    };
   });
-  if (q.mode === 'spec') {
-    return specBands.map((floor, i) => {
-      const next = specBands[i + 1];
-      if (!Number.isInteger(floor) || (next !== undefined && !Number.isInteger(next))) {
-        throw new Error(`chalk_spec_bands() holds a value that is not a whole number: ${specBands.join(', ')}`);
-      }
-      const band = `recall_trgms >= ${floor}${next === undefined ? '' : ` AND recall_trgms < ${next}`}`;
-      return {
-        threshold: `least(1, 0.999 * 0.6 * ${floor} / (0.4 * ${floor} + coalesce(array_length(show_trgm($1), 1), 0)))::text`,
-        sql: `SELECT ${COLUMNS}, word_similarity(coalesce(first_error, signature), $2)::float8 AS score FROM lessons
-              WHERE coalesce(first_error, signature) % $2 AND ${band} AND ${RECALLABLE} AND ${IN_SCOPE}
-              ${order}`,
-        params,
-        above: 0.6,
-      };
-    });
-  }
-  if (q.mode === 'text') return [bySignature('')];
-  const parts: TrigramPart[] = [];
-  if (q.firstError) {
-    parts.push({
-      threshold: 0.5,
-      sql: `SELECT ${COLUMNS}, similarity(first_error, $2)::float8 AS score FROM lessons
-            WHERE first_error % $2 AND ${RECALLABLE} AND ${IN_SCOPE}
-            ${order}`,
-      params: [q.repo, q.firstError, q.limit],
-      above: 0.5,
-    });
-  }
-  parts.push(bySignature('AND first_error IS NULL'));
-  return parts;
 }
+
+/** A similarity rule of failure and text mode: similarity(col, query) > above, on the lessons `also` keeps. */
+export interface SimilarityRule {
+  col: 'signature' | 'first_error';
+  query: string;
+  above: number;
+  also: string;
+}
+
+/** The similarity rules of a failure- or text-mode recall (LexicalQuery). */
+export function similarityRules(q: LexicalQuery): SimilarityRule[] {
+  const bySignature = (also: string): SimilarityRule => ({ col: 'signature', query: q.query, above: 0.1, also });
+  if (q.mode === 'text') return [bySignature('')];
+  const rules: SimilarityRule[] = [];
+  if (q.firstError)
+    rules.push({ col: 'first_error', query: q.firstError, above: 0.5, also: 'AND first_error IS NOT NULL' });
+  rules.push(bySignature('AND first_error IS NULL'));
+  return rules;
+}
+
+/**
+ * The two statements of a similarity rule, each with `%` at the rule's own bound (set by the
+ * caller; `%` rechecks similarity >= it on each row, so it can be no stricter). `nearest`: the
+ * texts of at most chalk_knn_trgms() trigrams in nearest-neighbour order on their GiST index
+ * (`col <-> query` is 1 - similarity, so the best come first and the rest are never scored; $3
+ * rows), the index skipping whole subtrees that cannot reach the bound. `long`: the longer texts
+ * on their partial GIN index, and only those with n * b < m (n, m: the text's and the query's
+ * distinct trigrams; similarity is at most m / n, so no other can pass b).
+ */
+export function similaritySql(r: SimilarityRule): { nearest: string; long: string } {
+  const count = `${r.col}_trgms`;
+  const select = `SELECT ${COLUMNS}, similarity(${r.col}, $2)::float8 AS score FROM lessons`;
+  const where = `${r.col} % $2 AND ${RECALLABLE} AND ${IN_SCOPE} ${r.also}`;
+  return {
+    nearest: `${select} WHERE ${count} <= chalk_knn_trgms() AND ${where} ORDER BY ${r.col} <-> $2 LIMIT $3`,
+    long: `${select} WHERE ${count} > chalk_knn_trgms() AND ${where}
+           AND ${count} * ${r.above} < (SELECT coalesce(array_length(show_trgm($2), 1), 0))
+           ORDER BY score DESC, id DESC LIMIT $3`,
+  };
+}
+
+/** pg_trgm.similarity_threshold for the rest of the transaction. */
+async function setThreshold(c: PoolClient, threshold: number): Promise<void> {
+  await c.query(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [String(threshold)]);
+}
+
+/** Scores closer than this are treated as a possible tie (similarity is a float4). */
+const TIE = 1e-6;
 
 /** Best score first, then the newest id; at most `limit`. */
 export const byScore = <T extends { similarity: number; id: number }>(rows: T[], limit: number): T[] =>
   [...rows].sort((a, b) => b.similarity - a.similarity || b.id - a.id).slice(0, limit);
 
 /**
- * Every lexical statement has a `%` condition a trigram index answers, but Postgres prices a GIN
- * scan of a long query's many trigrams above reading the whole table: at 10,000 lessons it read
- * them all (117 ms) where the index took 12 ms. Within the recall's transaction only, a
- * sequential scan is priced out, so the index is used whenever one applies.
+ * The best `limit` short texts of a similarity rule (`nearest`), exactly as `ORDER BY score DESC,
+ * id DESC LIMIT limit` over all of them would give them. Nearest-neighbour order breaks no tie by
+ * id, so one row more is read than kept: when the worst row read scores below the last kept (by
+ * more than float rounding), no row left unread can tie with or beat a kept one. Otherwise (equal
+ * scores at the edge) four times as many are read, and so on, until that holds or the rows run out.
  */
-const PLANNER = 'SET LOCAL enable_seqscan = off';
-
-/** pg_trgm.similarity_threshold for the rest of the transaction. */
-async function setThreshold(c: PoolClient, part: TrigramPart): Promise<void> {
-  if (typeof part.threshold === 'number') {
-    await c.query(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [String(part.threshold)]);
-  } else {
-    await c.query(`SELECT set_config('pg_trgm.similarity_threshold', ${part.threshold}, true)`, [part.params[1]]);
+async function nearest(c: PoolClient, q: LexicalQuery, r: SimilarityRule): Promise<RecalledLesson[]> {
+  const sql = similaritySql(r).nearest;
+  await setThreshold(c, r.above);
+  for (let n = q.limit + 1; ; n *= 4) {
+    const rows = byScore(recalled((await c.query<Row & { score: number }>(sql, [q.repo, r.query, n])).rows), n);
+    const edge = rows[q.limit - 1];
+    const last = rows[n - 1];
+    if (!edge || !last || last.similarity < edge.similarity - TIE) return rows.slice(0, q.limit);
   }
 }
+
+/** The best `limit` long texts of a similarity rule (`long`). */
+async function longest(c: PoolClient, q: LexicalQuery, r: SimilarityRule): Promise<RecalledLesson[]> {
+  await setThreshold(c, r.above);
+  return recalled((await c.query<Row & { score: number }>(similaritySql(r).long, [q.repo, r.query, q.limit])).rows);
+}
+
+/**
+ * Spec mode's band statements and the long texts' statements search a GIN index with a long
+ * query's many trigrams, which Postgres prices above reading the whole table (at 10,000 lessons it
+ * read them all, 117 ms, where the index took 12 ms); so for them, within the recall's transaction
+ * only, a sequential scan is priced out. The nearest-neighbour statements run before it: their
+ * GiST index is the plan Postgres picks on its own.
+ */
+const PLANNER = 'SET LOCAL enable_seqscan = off';
 
 /** The lexical rung (see LexicalQuery); [] without pg_trgm. */
 export async function lexicalLessons(db: Pool, shape: Shape, q: LexicalQuery): Promise<RecalledLesson[]> {
@@ -205,12 +240,20 @@ export async function lexicalLessons(db: Pool, shape: Shape, q: LexicalQuery): P
   const c = await db.connect();
   try {
     await c.query('BEGIN');
-    await c.query(PLANNER);
     const found: RecalledLesson[] = [];
-    for (const part of lexicalParts(q, shape.specBands)) {
-      await setThreshold(c, part);
-      const r = await c.query<Row & { score: number }>(part.sql, part.params);
-      found.push(...recalled(r.rows).filter((l) => l.similarity > part.above));
+    if (q.mode === 'spec') {
+      await c.query(PLANNER);
+      for (const part of specParts(q, shape.specBands)) {
+        await c.query(`SELECT set_config('pg_trgm.similarity_threshold', ${part.threshold}, true)`, [part.params[1]]);
+        const r = await c.query<Row & { score: number }>(part.sql, part.params);
+        found.push(...recalled(r.rows).filter((l) => l.similarity > part.above));
+      }
+    } else {
+      const rules = similarityRules(q);
+      const kept = (r: SimilarityRule, ls: RecalledLesson[]) => ls.filter((l) => l.similarity > r.above);
+      for (const rule of rules) found.push(...kept(rule, await nearest(c, q, rule)));
+      await c.query(PLANNER);
+      for (const rule of rules) found.push(...kept(rule, await longest(c, q, rule)));
     }
     await c.query('COMMIT');
     return byScore(found, q.limit);
@@ -295,10 +338,26 @@ export async function explainRecall(
         ),
       });
     }
-    await c.query(PLANNER);
-    for (const part of lexicalParts(q, shape.specBands)) {
-      await setThreshold(c, part);
-      plans.push({ rung: 'lexical', plan: await explain(part.sql, part.params) });
+    if (q.mode === 'spec') {
+      await c.query(PLANNER);
+      for (const part of specParts(q, shape.specBands)) {
+        await c.query(`SELECT set_config('pg_trgm.similarity_threshold', ${part.threshold}, true)`, [part.params[1]]);
+        plans.push({ rung: 'lexical', plan: await explain(part.sql, part.params) });
+      }
+    } else {
+      const rules = similarityRules(q);
+      for (const rule of rules) {
+        await setThreshold(c, rule.above);
+        plans.push({
+          rung: 'lexical',
+          plan: await explain(similaritySql(rule).nearest, [q.repo, rule.query, q.limit + 1]),
+        });
+      }
+      await c.query(PLANNER);
+      for (const rule of rules) {
+        await setThreshold(c, rule.above);
+        plans.push({ rung: 'lexical', plan: await explain(similaritySql(rule).long, [q.repo, rule.query, q.limit]) });
+      }
     }
     await c.query('ROLLBACK');
     return plans;

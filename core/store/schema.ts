@@ -13,8 +13,11 @@ import { SHARE_DIR } from '../paths.js';
  * 4: runs.flaky_tests (failing tests that passed when the rubric ran again on the same tree).
  * 5: lessons.forgotten_at, lesson_recalls (which lessons each loop was given), and for spec-mode
  *    recall lessons.recall_trgms with one partial trigram index per band of it (chalk_spec_bands).
+ * 6: fast similarity recall: lessons.signature_trgms and first_error_trgms, a partial GiST trigram
+ *    index on each text (nearest-neighbour order) for the texts up to chalk_knn_trgms() trigrams,
+ *    and a btree on the count for the longer ones.
  */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** Any fixed number: the advisory lock that serialises schema application across processes. */
 const SCHEMA_LOCK = 7_242_001;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LadderMemory } from '../../../core/memory/memory.js';
 import { storeLadder } from '../../../core/memory/rungs.js';
@@ -195,6 +196,54 @@ describe.each(SUBJECTS)('lesson recall on $name', (subject) => {
     expect(found.map((l) => l.id)).toEqual([...same].reverse().slice(0, 3));
     const lexical = await s.store.lessons.lexical({ repo, mode: 'failure', query: E, firstError: E, limit: 5 });
     expect(lexical.map((l) => l.id)).toEqual([...[...same].reverse(), worse]);
+  });
+
+  it('a text with more trigrams than the nearest-neighbour index holds is stored and recalled by both rules', async () => {
+    const repo = 'long';
+    // 700 words of 8 hex digits: over 3,000 distinct trigrams (schema.sql's chalk_knn_trgms() is 2,000).
+    const long = Array.from({ length: 700 }, (_, i) =>
+      createHash('md5').update(`w${i}`).digest('hex').slice(0, 8),
+    ).join(' ');
+    const bySignature = await lesson({ repo, signature: `rubric failed (exit 1)\n${long}`, firstError: 'x' });
+    const byFirstError = await lesson({ repo, firstError: long });
+    await lesson({ repo, signature: 'npm ERR! code ELIFECYCLE', firstError: null });
+    const feedback = `rubric failed (exit 1)\n${long.slice(0, 3000)}`;
+    const text = await memory.recall(key(repo, { mode: 'text', query: feedback }));
+    if (s.pg) {
+      const r = await s.pg.pool.query(
+        'SELECT signature_trgms > chalk_knn_trgms() AS long, first_error_trgms > chalk_knn_trgms() AS long_error FROM lessons WHERE id = $1',
+        [byFirstError],
+      );
+      expect(r.rows).toEqual([{ long: true, long_error: true }]);
+    }
+    // The same signature (the lesson helper's default is the first error under the reason): a tie, newest first.
+    expect(text.map((l) => l.id)).toEqual([byFirstError, bySignature]);
+    expect(text[0]?.similarity).toBeCloseTo(similarity(`rubric failed (exit 1)\n${long}`, feedback), 3);
+    const failure = await memory.recall(key(repo, { mode: 'failure', query: long, firstError: long }));
+    expect(failure.map((l) => [l.id, l.similarity])).toEqual([[byFirstError, 1]]);
+  });
+
+  it('text mode: a text too long for the nearest-neighbour index is recalled just above 0.1', async () => {
+    const repo = 'long-low';
+    const long = Array.from({ length: 700 }, (_, i) =>
+      createHash('md5').update(`w${i}`).digest('hex').slice(0, 8),
+    ).join(' ');
+    const signature = `rubric failed (exit 1)\n${long}`;
+    const feedback = `${FEEDBACK}\n${long.slice(0, 400)}`;
+    expect(similarity(signature, feedback)).toBeGreaterThan(0.1);
+    expect(similarity(signature, feedback)).toBeLessThan(0.12);
+    const id = await lesson({ repo, signature, firstError: 'x' });
+    const found = await memory.recall(key(repo, { mode: 'text', query: feedback }));
+    expect(found.map((l) => l.id)).toEqual([id]);
+    expect(found[0]?.similarity).toBeCloseTo(similarity(signature, feedback), 3);
+  });
+
+  it('breaks a tie of more lessons than it reads at first by the newest', async () => {
+    const repo = 'ties';
+    const same: number[] = [];
+    for (let i = 0; i < 20; i++) same.push(await lesson({ repo, signature: 'missing script', firstError: 'x' }));
+    const found = await memory.recall(key(repo, { mode: 'text', query: FEEDBACK }));
+    expect(found.map((l) => l.id)).toEqual([...same].reverse().slice(0, 3));
   });
 
   it('lists lessons with times recalled and times the loop then passed; scope and forget change them', async () => {
