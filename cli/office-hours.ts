@@ -2,7 +2,7 @@ import { Command, Option } from 'clipanion';
 import { depsFromKernel } from '../core/run/deps.js';
 import { officeHours } from '../core/run/office-hours.js';
 import { commandContext, kernelContext } from './context.js';
-import { runEdge } from './run-edge.js';
+import { underRunEdge } from './run-edge.js';
 
 export default class OfficeHoursCommand extends Command {
   static override paths = [['office-hours']];
@@ -17,8 +17,7 @@ export default class OfficeHoursCommand extends Command {
     const base = await commandContext();
     const { kernel } = await kernelContext(base);
     const deps = depsFromKernel(kernel);
-    const edge = runEdge();
-    try {
+    return underRunEdge(deps.store, async (edge) => {
       const r = await officeHours(deps, {
         root: base.root,
         note: this.message,
@@ -28,16 +27,6 @@ export default class OfficeHoursCommand extends Command {
         atExit: edge.atExit,
       });
       return r.exitCode;
-    } catch (err) {
-      const code = edge.interruptedCode();
-      if (code !== null) {
-        await edge.recorded();
-        return code;
-      }
-      throw err;
-    } finally {
-      edge.close();
-      await deps.store.close().catch(() => undefined);
-    }
+    });
   }
 }

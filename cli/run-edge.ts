@@ -57,3 +57,28 @@ export function runEdge(): RunEdge {
     },
   };
 }
+
+/**
+ * A command's run under the edge: `body` gets the edge to hand to core; a run stopped by a
+ * signal returns the signal's exit code once the interrupted call's row is written (the sandbox
+ * plugin's handlers, or the edge, then exit); the store is closed on every way out, after that row.
+ */
+export async function underRunEdge(
+  store: { close(): Promise<void> },
+  body: (edge: RunEdge) => Promise<number>,
+): Promise<number> {
+  const edge = runEdge();
+  try {
+    return await body(edge);
+  } catch (err) {
+    const code = edge.interruptedCode();
+    if (code !== null) {
+      await edge.recorded();
+      return code;
+    }
+    throw err;
+  } finally {
+    edge.close();
+    await store.close().catch(() => undefined);
+  }
+}

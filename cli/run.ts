@@ -6,7 +6,7 @@ import { depsFromKernel } from '../core/run/deps.js';
 import { detachRun } from '../core/run/detach.js';
 import { runTicket, SPEC_BLOCKED_EXIT } from '../core/run/run-ticket.js';
 import { commandContext, kernelContext } from './context.js';
-import { runEdge } from './run-edge.js';
+import { underRunEdge } from './run-edge.js';
 
 export default class RunCommand extends Command {
   static override paths = [['run']];
@@ -33,8 +33,7 @@ export default class RunCommand extends Command {
     refuseLiveRun(ctx.paths, ctx.ticket);
     const { kernel } = await kernelContext(base);
     const deps = depsFromKernel(kernel);
-    const edge = runEdge();
-    try {
+    return underRunEdge(deps.store, async (edge) => {
       const r = await runTicket(deps, {
         root: base.root,
         ctx,
@@ -49,18 +48,6 @@ export default class RunCommand extends Command {
         );
       }
       return r.exitCode;
-    } catch (err) {
-      // Stopped by a signal: the exit code says so; the sandbox's handlers (or the edge) exit.
-      const code = edge.interruptedCode();
-      if (code !== null) {
-        // The store closes below: the interrupted call's row goes in first.
-        await edge.recorded();
-        return code;
-      }
-      throw err;
-    } finally {
-      edge.close();
-      await deps.store.close().catch(() => undefined);
-    }
+    });
   }
 }
