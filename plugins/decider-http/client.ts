@@ -139,24 +139,15 @@ export class HttpDecider implements Decider {
     const refused = this.#untrusted();
     if (refused) return { healthy: false, status: 'untrusted', via: 'none', detail: refused };
     const timeoutMs = opts.timeoutMs ?? 2_000;
-    const signal = new CallDeadline(Date.now() + timeoutMs, opts.signal);
-    let status: number;
-    let text: string;
-    try {
-      const res = await request(`${this.base}/health`, {
-        method: 'GET',
-        headers: this.headers(false),
-        signal,
-        dispatcher: this.dispatcher,
-      });
-      status = res.statusCode;
-      text = await res.body.text();
-    } catch (err) {
-      const f = this.classify(err, signal.timedOut(), opts.signal);
-      return { healthy: false, status: f.kind, via: 'health', detail: f.message };
-    } finally {
-      signal.done();
-    }
+    const got = await getHealth({
+      base: this.base,
+      headers: this.headers(false),
+      dispatcher: this.dispatcher,
+      timeoutMs,
+      signal: opts.signal,
+    });
+    if ('healthy' in got) return got;
+    const { status, text } = got;
     if (status === 404 || status === 405) {
       const probe = await this.decide(
         {
@@ -200,5 +191,34 @@ export class HttpDecider implements Decider {
     if (this.closed || !this.ownsDispatcher) return;
     this.closed = true;
     await this.dispatcher.close();
+  }
+}
+
+/**
+ * `GET <base>/health` with `timeoutMs` of its own, for every client of a host service (the
+ * decider, the embedding service): the answer's status and body, or, when nothing came back,
+ * the health report naming the transport failure. Each client reads the body its own way.
+ */
+export async function getHealth(o: {
+  base: string;
+  headers?: Record<string, string>;
+  dispatcher: Dispatcher;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}): Promise<{ status: number; text: string } | HealthReport> {
+  const signal = new CallDeadline(Date.now() + o.timeoutMs, o.signal);
+  try {
+    const res = await request(`${o.base}/health`, {
+      method: 'GET',
+      ...(o.headers ? { headers: o.headers } : {}),
+      signal,
+      dispatcher: o.dispatcher,
+    });
+    return { status: res.statusCode, text: await res.body.text() };
+  } catch (err) {
+    const f = classifyTransportError(err, signal.timedOut(), o.signal);
+    return { healthy: false, status: f.kind, via: 'health', detail: f.message };
+  } finally {
+    signal.done();
   }
 }

@@ -2,7 +2,7 @@ import { Agent, type Dispatcher, request } from 'undici';
 import type { HealthReport } from '../../core/ports/decider.js';
 import type { Embedder } from '../../core/ports/embedder.js';
 import { DecisionFailure, failureForStatus } from '../../core/protocol/failure.js';
-import { classifyTransportError } from '../decider-http/client.js';
+import { classifyTransportError, getHealth } from '../decider-http/client.js';
 import { CallDeadline } from '../decider-http/deadline.js';
 import {
   EMBED_DIMENSIONS,
@@ -99,19 +99,9 @@ export class EmbedClient implements Embedder {
     const refused = this.untrusted();
     if (refused) return { healthy: false, status: 'untrusted', via: 'none', detail: refused };
     const timeoutMs = opts.timeoutMs ?? 2_000;
-    const signal = new CallDeadline(Date.now() + timeoutMs, opts.signal);
-    let status: number;
-    let text: string;
-    try {
-      const res = await request(`${this.base}/health`, { method: 'GET', signal, dispatcher: this.dispatcher });
-      status = res.statusCode;
-      text = await res.body.text();
-    } catch (err) {
-      const f = classifyTransportError(err, signal.timedOut(), opts.signal);
-      return { healthy: false, status: f.kind, via: 'health', detail: f.message };
-    } finally {
-      signal.done();
-    }
+    const got = await getHealth({ base: this.base, dispatcher: this.dispatcher, timeoutMs, signal: opts.signal });
+    if ('healthy' in got) return got;
+    const { status, text } = got;
     if (status === 404 || status === 405) {
       try {
         await this.embed(['health'], {
