@@ -12,10 +12,11 @@ import type {
 } from '../ports/store.js';
 import { embeddingParam, type Shape } from './shape.js';
 
-const COLUMNS = `id, repo, ticket, signature, resolution, lesson, resolved_by, created_at, resolved_at,
+/** The lessons columns a Lesson is read from (toLesson), in the one place they are listed. */
+export const COLUMNS = `id, repo, ticket, signature, resolution, lesson, resolved_by, created_at, resolved_at,
   run_id, fingerprint, first_error, scope, forgotten_at`;
 
-interface Row {
+export interface Row {
   id: string;
   repo: string;
   ticket: string;
@@ -32,7 +33,7 @@ interface Row {
   forgotten_at: Date | null;
 }
 
-const toLesson = (r: Row): Lesson => ({
+export const toLesson = (r: Row): Lesson => ({
   id: Number(r.id),
   repo: r.repo,
   ticket: r.ticket,
