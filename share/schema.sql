@@ -1,6 +1,7 @@
 -- Chalk's telemetry and lesson store. Applied by core/store on first use by every
 -- process (embedded PGlite or any Postgres >= 14). Idempotent, and upgrades in place:
--- tables, columns and indexes are only ever added, new columns are nullable, so a
+-- tables, columns and indexes are only ever added (save indexes and generated columns a later
+-- version replaced, which hold nothing of their own), new columns are nullable, so a
 -- database made by an older version keeps every row. The caller runs this file in one
 -- transaction, under an advisory lock, and skips it when chalk_schema already holds
 -- SCHEMA_VERSION (kept in core/store/schema.ts).
@@ -135,34 +136,6 @@ DO $$ BEGIN
   END IF;
 END $$;
 
--- Version 5: spec-mode recall asks word_similarity(coalesce(first_error, signature), spec) > 0.6,
--- which no trigram index answers directly (core/store/lessons.ts says why). What makes it fast:
--- recall_trgms, the number of distinct trigrams of that text, and one partial trigram index per
--- band of it, so each band is searched with the strictest `%` threshold that cannot lose a match.
--- chalk_spec_bands() is the one list of band floors (read by core/store/shape.ts).
-CREATE OR REPLACE FUNCTION chalk_spec_bands() RETURNS integer[] LANGUAGE sql IMMUTABLE AS
-  $$ SELECT ARRAY[1, 8, 16, 32, 64, 128, 256, 512] $$;
-DO $$
-DECLARE
-  bands integer[] := chalk_spec_bands();
-  i integer;
-  upper_bound text;
-BEGIN
-  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
-    IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'lessons'::regclass AND attname = 'recall_trgms' AND NOT attisdropped) THEN
-      EXECUTE 'ALTER TABLE lessons ADD COLUMN recall_trgms integer GENERATED ALWAYS AS
-        (coalesce(array_length(show_trgm(coalesce(first_error, signature)), 1), 0)) STORED';
-    END IF;
-    FOR i IN 1 .. array_length(bands, 1) LOOP
-      upper_bound := CASE WHEN i < array_length(bands, 1) THEN format(' AND recall_trgms < %s', bands[i + 1]) ELSE '' END;
-      EXECUTE format(
-        'CREATE INDEX IF NOT EXISTS lessons_spec_trgm_%s ON lessons USING gin ((coalesce(first_error, signature)) gin_trgm_ops)
-         WHERE recall_trgms >= %s%s AND resolved_at IS NOT NULL AND forgotten_at IS NULL',
-        bands[i], bands[i], upper_bound);
-    END LOOP;
-  END IF;
-END $$;
-
 -- Version 6: similarity recall (failure and text mode) finds its best lessons by nearest-neighbour
 -- order on a GiST trigram index (`col <-> query`, distance = 1 - similarity; core/store/lessons.ts
 -- says why and how ties stay exact). A GiST leaf holds the text's whole trigram array, and an index
@@ -195,6 +168,52 @@ BEGIN
     EXECUTE format(
       'CREATE INDEX IF NOT EXISTS lessons_first_error_long ON lessons USING gin (first_error gin_trgm_ops)
        WHERE first_error IS NOT NULL AND first_error_trgms > %s AND resolved_at IS NOT NULL AND forgotten_at IS NULL', cap);
+  END IF;
+END $$;
+
+-- Version 7: spec-mode recall's candidates. word_similarity(text, spec) is the share of the text's
+-- distinct trigrams found in the best extent of the spec, so a text scores above 0.6 only if more
+-- than 0.6 of its trigrams are among the spec's (core/store/lessons.ts). lesson_trgms holds each
+-- lesson's distinct trigrams of coalesce(first_error, signature) with their count `of`, kept by a
+-- trigger from the text columns, so one index search by the spec's trigrams counts, per lesson, the
+-- trigrams it shares, and only lessons that can pass are scored.
+DO $$ BEGIN
+  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+    CREATE TABLE IF NOT EXISTS lesson_trgms (
+      trgm text NOT NULL,
+      lesson_id bigint NOT NULL REFERENCES lessons (id) ON DELETE CASCADE,
+      "of" integer NOT NULL,
+      PRIMARY KEY (trgm, lesson_id)
+    );
+    CREATE INDEX IF NOT EXISTS lesson_trgms_lesson_idx ON lesson_trgms (lesson_id);
+    CREATE OR REPLACE FUNCTION chalk_lesson_trgms() RETURNS trigger LANGUAGE plpgsql AS $f$
+    DECLARE
+      ts text[] := show_trgm(coalesce(NEW.first_error, NEW.signature));
+    BEGIN
+      IF TG_OP = 'UPDATE' THEN
+        DELETE FROM lesson_trgms WHERE lesson_id = NEW.id;
+      END IF;
+      INSERT INTO lesson_trgms (trgm, lesson_id, "of")
+        SELECT t, NEW.id, coalesce(array_length(ts, 1), 0) FROM unnest(ts) AS t;
+      RETURN NULL;
+    END $f$;
+    CREATE OR REPLACE TRIGGER lesson_trgms_insert AFTER INSERT ON lessons
+      FOR EACH ROW EXECUTE FUNCTION chalk_lesson_trgms();
+    CREATE OR REPLACE TRIGGER lesson_trgms_update AFTER UPDATE OF signature, first_error ON lessons
+      FOR EACH ROW WHEN (OLD.signature IS DISTINCT FROM NEW.signature OR OLD.first_error IS DISTINCT FROM NEW.first_error)
+      EXECUTE FUNCTION chalk_lesson_trgms();
+    -- Version 5's way (a generated trigram count, a partial GIN index per band of it, and the list
+    -- of bands), which this replaces; they hold nothing lesson_trgms does not.
+    DROP INDEX IF EXISTS lessons_spec_trgm_1, lessons_spec_trgm_8, lessons_spec_trgm_16,
+      lessons_spec_trgm_32, lessons_spec_trgm_64, lessons_spec_trgm_128, lessons_spec_trgm_256,
+      lessons_spec_trgm_512;
+    ALTER TABLE lessons DROP COLUMN IF EXISTS recall_trgms;
+    DROP FUNCTION IF EXISTS chalk_spec_bands();
+    -- Lessons written before version 7.
+    INSERT INTO lesson_trgms (trgm, lesson_id, "of")
+      SELECT t, l.id, coalesce(array_length(show_trgm(coalesce(l.first_error, l.signature)), 1), 0)
+      FROM lessons l, unnest(show_trgm(coalesce(l.first_error, l.signature))) AS t
+      WHERE NOT EXISTS (SELECT 1 FROM lesson_trgms x WHERE x.lesson_id = l.id);
   END IF;
 END $$;
 

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import type { RecalledLesson, SemanticGate, SemanticQuery, UnembeddedLesson } from '../ports/store.js';
-import { getLesson } from './lessons.js';
+import { COLUMNS, type Row, toLesson } from './lessons.js';
 import { embeddingParam, type Shape } from './shape.js';
 
 /**
@@ -30,34 +30,26 @@ export async function semanticLessons(db: Pool, shape: Shape, q: SemanticQuery):
   if (!shape.vector) return [];
   const vector = embeddingParam(shape, q.embedding);
   const c = await db.connect();
-  let rows: Array<{ id: string; cosine: number }>;
   try {
     await c.query('BEGIN');
     await c.query(`SET LOCAL hnsw.ef_search = ${EF_SEARCH}`);
-    const r = await c.query<{ id: string; cosine: number }>(
-      `SELECT id, (1 - (embedding <=> $2::vector))::float8 AS cosine FROM lessons
+    const r = await c.query<Row & { cosine: number }>(
+      `SELECT ${COLUMNS}, (1 - (embedding <=> $2::vector))::float8 AS cosine FROM lessons
        WHERE embedding IS NOT NULL AND ${RECALLABLE} AND (repo = $1 OR scope = 'general')
        ORDER BY embedding <=> $2::vector, id DESC LIMIT $3`,
       [q.repo, vector, q.limit],
     );
     await c.query('COMMIT');
-    rows = r.rows;
+    return r.rows
+      .map((row) => ({ ...toLesson(row), cosine: Number(row.cosine) }))
+      .filter((l) => l.cosine >= q.minCosine)
+      .map((l) => ({ ...l, similarity: l.cosine }));
   } catch (err) {
     await c.query('ROLLBACK').catch(() => {});
     throw err;
   } finally {
     c.release();
   }
-  const found: RecalledLesson[] = [];
-  for (const row of rows) {
-    const cosine = Number(row.cosine);
-    if (!(cosine >= q.minCosine)) continue;
-    const l = await getLesson(db, Number(row.id));
-    if (!l) continue;
-    const { recalled: _r, passed: _p, ...lesson } = l;
-    found.push({ ...lesson, similarity: cosine, cosine });
-  }
-  return found;
 }
 
 /** Resolved, not forgotten lessons with no embedding, oldest first (the back-fill's work list). */

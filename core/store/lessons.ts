@@ -12,10 +12,11 @@ import type {
 } from '../ports/store.js';
 import { embeddingParam, type Shape } from './shape.js';
 
-const COLUMNS = `id, repo, ticket, signature, resolution, lesson, resolved_by, created_at, resolved_at,
+/** The lessons columns a Lesson is read from (toLesson), in the one place they are listed. */
+export const COLUMNS = `id, repo, ticket, signature, resolution, lesson, resolved_by, created_at, resolved_at,
   run_id, fingerprint, first_error, scope, forgotten_at`;
 
-interface Row {
+export interface Row {
   id: string;
   repo: string;
   ticket: string;
@@ -32,7 +33,7 @@ interface Row {
   forgotten_at: Date | null;
 }
 
-const toLesson = (r: Row): Lesson => ({
+export const toLesson = (r: Row): Lesson => ({
   id: Number(r.id),
   repo: r.repo,
   ticket: r.ticket,
@@ -110,44 +111,28 @@ export async function exactLessons(db: Pool, q: ExactQuery): Promise<RecalledLes
   return recalled(r.rows);
 }
 
-/** One spec-mode statement: its trigram threshold, its query, and the score a row must beat. */
-interface TrigramPart {
-  /** pg_trgm.similarity_threshold for the statement, so `%` prefilters on a GIN index: SQL over $1 (the query). */
-  threshold: string;
-  sql: string;
-  params: unknown[];
-  /** The rule's own bound: a row is recalled when its score is above it (checked on the few rows the LIMIT keeps). */
-  above: number;
-}
+/** Spec mode's rule: word_similarity(coalesce(first_error, signature), spec) above it. */
+export const SPEC_ABOVE = 0.6;
 
 /**
  * Spec mode asks word_similarity(coalesce(first_error, signature), spec) > 0.6, which no trigram
- * index strategy answers with the lesson as the needle (`%>` and `<->>` put the query there). Word
- * similarity above 0.6 means more than 0.6 of the lesson's n distinct trigrams are among the spec's
- * m, so similarity(lesson, spec) > 0.6n / (0.4n + m), a bound that grows with n. So the lessons are
- * searched band by band of n (recall_trgms, each band with its own partial GIN index,
- * chalk_spec_bands()), each band with `%` at the bound of its floor: the strictest threshold that
- * cannot lose a match, and strict enough that few rows reach the costly word_similarity. Each
- * statement orders by score, best first, then newest; the caller keeps the rows above 0.6, and
- * since the rows come best first, dropping those at or under it after the LIMIT loses nothing.
+ * index strategy answers with the lesson as the needle (`%>` and `<->>` put the query there).
+ * pg_trgm's word_similarity (trgm_op.c, iterate_word_similarity) is, over extents of the spec,
+ * the best c / (n + e - c): n the text's distinct trigrams, e the extent's, c those of the
+ * extent's that are the text's. As e >= c it is at most c / n, and the extent's trigrams are
+ * some of the spec's, so a text above 0.6 shares more than 0.6 n of its trigrams with the whole
+ * spec (as show_trgm gives them, the same trigrams word_similarity makes). The
+ * statement counts those shared trigrams per lesson on lesson_trgms (one index search per spec
+ * trigram: the lessons that hold it), keeps the lessons that reach the bound (a hair under 0.6 n,
+ * so float rounding of the score can never lose one), and scores only those, best first, then
+ * newest; the caller keeps the rows above 0.6.
  */
-export function specParts(q: LexicalQuery, specBands: readonly number[]): TrigramPart[] {
-  return specBands.map((floor, i) => {
-    const next = specBands[i + 1];
-    if (!Number.isInteger(floor) || (next !== undefined && !Number.isInteger(next))) {
-      throw new Error(`chalk_spec_bands() holds a value that is not a whole number: ${specBands.join(', ')}`);
-    }
-    const band = `recall_trgms >= ${floor}${next === undefined ? '' : ` AND recall_trgms < ${next}`}`;
-    return {
-      threshold: `least(1, 0.999 * 0.6 * ${floor} / (0.4 * ${floor} + coalesce(array_length(show_trgm($1), 1), 0)))::text`,
-      sql: `SELECT ${COLUMNS}, word_similarity(coalesce(first_error, signature), $2)::float8 AS score FROM lessons
-            WHERE coalesce(first_error, signature) % $2 AND ${band} AND ${RECALLABLE} AND ${IN_SCOPE}
-            ORDER BY score DESC, id DESC LIMIT $3`,
-      params: [q.repo, q.query, q.limit],
-      above: 0.6,
-    };
-  });
-}
+export const SPEC_SQL = `SELECT ${COLUMNS}, word_similarity(coalesce(first_error, signature), $2)::float8 AS score
+  FROM (SELECT t.lesson_id FROM lesson_trgms t WHERE t.trgm = ANY (show_trgm($2))
+        GROUP BY t.lesson_id HAVING count(*) >= 0.999 * ${SPEC_ABOVE} * min(t.of)) c
+  JOIN lessons ON lessons.id = c.lesson_id
+  WHERE ${RECALLABLE} AND ${IN_SCOPE}
+  ORDER BY score DESC, id DESC LIMIT $3`;
 
 /** A similarity rule of failure and text mode: similarity(col, query) > above, on the lessons `also` keeps. */
 export interface SimilarityRule {
@@ -226,11 +211,12 @@ async function longest(c: PoolClient, q: LexicalQuery, r: SimilarityRule): Promi
 }
 
 /**
- * Spec mode's band statements and the long texts' statements search a GIN index with a long
- * query's many trigrams, which Postgres prices above reading the whole table (at 10,000 lessons it
- * read them all, 117 ms, where the index took 12 ms); so for them, within the recall's transaction
- * only, a sequential scan is priced out. The nearest-neighbour statements run before it: their
- * GiST index is the plan Postgres picks on its own.
+ * The long texts' statements search a GIN index with a long query's many trigrams, which Postgres
+ * prices above reading the whole table (at 10,000 lessons it read them all, 117 ms, where the
+ * index took 12 ms), and spec mode's statement, once lesson_trgms is analysed, joins its few
+ * candidates to a sequential scan of lessons rather than to their primary key; so for them,
+ * within the recall's transaction only, a sequential scan is priced out. The nearest-neighbour
+ * statements run before it: their GiST index is the plan Postgres picks on its own.
  */
 const PLANNER = 'SET LOCAL enable_seqscan = off';
 
@@ -243,11 +229,8 @@ export async function lexicalLessons(db: Pool, shape: Shape, q: LexicalQuery): P
     const found: RecalledLesson[] = [];
     if (q.mode === 'spec') {
       await c.query(PLANNER);
-      for (const part of specParts(q, shape.specBands)) {
-        await c.query(`SELECT set_config('pg_trgm.similarity_threshold', ${part.threshold}, true)`, [part.params[1]]);
-        const r = await c.query<Row & { score: number }>(part.sql, part.params);
-        found.push(...recalled(r.rows).filter((l) => l.similarity > part.above));
-      }
+      const r = await c.query<Row & { score: number }>(SPEC_SQL, [q.repo, q.query, q.limit]);
+      found.push(...recalled(r.rows).filter((l) => l.similarity > SPEC_ABOVE));
     } else {
       const rules = similarityRules(q);
       const kept = (r: SimilarityRule, ls: RecalledLesson[]) => ls.filter((l) => l.similarity > r.above);
@@ -338,12 +321,11 @@ export async function explainRecall(
         ),
       });
     }
-    if (q.mode === 'spec') {
+    if (!shape.trgm) {
+      // No lexical rung without pg_trgm (lexicalLessons finds nothing), so no lexical plans.
+    } else if (q.mode === 'spec') {
       await c.query(PLANNER);
-      for (const part of specParts(q, shape.specBands)) {
-        await c.query(`SELECT set_config('pg_trgm.similarity_threshold', ${part.threshold}, true)`, [part.params[1]]);
-        plans.push({ rung: 'lexical', plan: await explain(part.sql, part.params) });
-      }
+      plans.push({ rung: 'lexical', plan: await explain(SPEC_SQL, [q.repo, q.query, q.limit]) });
     } else {
       const rules = similarityRules(q);
       for (const rule of rules) {

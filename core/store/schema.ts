@@ -16,8 +16,11 @@ import { SHARE_DIR } from '../paths.js';
  * 6: fast similarity recall: lessons.signature_trgms and first_error_trgms, a partial GiST trigram
  *    index on each text (nearest-neighbour order) for the texts up to chalk_knn_trgms() trigrams,
  *    and a btree on the count for the longer ones.
+ * 7: spec-mode recall's candidates: lesson_trgms (each lesson's distinct trigrams of its first
+ *    error or signature, with their count), kept by triggers on lessons and back-filled; version
+ *    5's recall_trgms, its band indexes and chalk_spec_bands() dropped.
  */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /** Any fixed number: the advisory lock that serialises schema application across processes. */
 const SCHEMA_LOCK = 7_242_001;

@@ -6,8 +6,6 @@ export interface Shape {
   vector: boolean;
   /** pg_trgm is installed. */
   trgm: boolean;
-  /** The floors of the recall_trgms bands spec-mode recall searches one by one (chalk_spec_bands()); [] without pg_trgm. */
-  specBands: number[];
 }
 
 export async function readShape(db: Pool): Promise<Shape> {
@@ -18,9 +16,7 @@ export async function readShape(db: Pool): Promise<Shape> {
                  AND NOT a.attisdropped AND t.typname = 'vector') AS vector,
        EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') AS trgm`,
   );
-  const trgm = Boolean(r.rows[0]?.trgm);
-  const bands = trgm ? await db.query<{ bands: number[] }>(`SELECT chalk_spec_bands() AS bands`) : null;
-  return { vector: Boolean(r.rows[0]?.vector), trgm, specBands: bands?.rows[0]?.bands ?? [] };
+  return { vector: Boolean(r.rows[0]?.vector), trgm: Boolean(r.rows[0]?.trgm) };
 }
 
 /** An embedding as a bound parameter for the column's type (pgvector's text form, or a real[]). */

@@ -169,6 +169,15 @@ describe.each(BACKENDS)('schema upgrade on $name', (backend) => {
         limit: 3,
       });
       expect(recalled.map((l) => l.signature)).toEqual(['sig one']);
+      // Spec mode reads lesson_trgms (version 7): back-filled for the old lesson, and rewritten when its text changes.
+      const spec = async (query: string) =>
+        (await store.lessons.lexical({ repo: 'old', mode: 'spec', query, firstError: null, limit: 3 })).map(
+          (l) => l.signature,
+        );
+      expect(await spec('# PROJ-4\nWhen sig one shows up, retry.')).toEqual(['sig one']);
+      await store.pool.query(`UPDATE lessons SET first_error = 'quota exceeded' WHERE id = 1`);
+      expect(await spec('# PROJ-4\nWhen sig one shows up, retry.')).toEqual([]);
+      expect(await spec('# PROJ-4\nWhen the quota exceeded message shows up, retry.')).toEqual(['sig one']);
     } finally {
       await store.close();
     }
