@@ -1,4 +1,4 @@
-import { closeSync, constants, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, ftruncateSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -33,7 +33,7 @@ export function writeHostFile(path: string, data: string | Uint8Array, mode = 0o
 /** The same for a file that is meant to be new (a bundle): any earlier one is replaced. */
 export const writeNewFile = writeHostFile;
 
-/** A log written as output arrives, holding at most `capBytes`; `close()` puts it in place. */
+/** A log written as output arrives, holding at most `capBytes`, the closing note included; `close()` puts it in place. */
 export interface CappedLog {
   write(chunk: string): void;
   /** Bytes that did not fit. */
@@ -68,7 +68,17 @@ export function openCappedLog(path: string, capBytes: number): CappedLog {
     close(note) {
       if (closed) return;
       closed = true;
-      if (note) writeSync(fd, Buffer.from(note));
+      if (note) {
+        // The note counts against the cap too: the end of what was kept makes room for it.
+        const n = Buffer.from(note).subarray(0, capBytes);
+        const keep = Math.min(written, capBytes - n.length);
+        if (keep < written) {
+          ftruncateSync(fd, keep);
+          dropped += written - keep;
+          written = keep;
+        }
+        writeSync(fd, n, 0, n.length, keep);
+      }
       closeSync(fd);
       renameSync(tmp, path);
     },
