@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { commonDir, currentBranchName, remoteUrl, showToplevel } from '../git/host-git.js';
 
@@ -63,6 +63,16 @@ export async function originUrl(cwd = process.cwd()): Promise<string | null> {
 }
 
 export const TICKET_RE = /^[A-Z][A-Z0-9]+-[0-9]+$/;
+
+/** The ticket key a one-line mark file holds (e.g. a run's `fleet` mark: its epic), or null when missing or not a key. */
+export function ticketKeyIn(path: string): string | null {
+  try {
+    const key = readFileSync(path, 'utf8').slice(0, 200).trim();
+    return TICKET_RE.test(key) ? key : null;
+  } catch {
+    return null;
+  }
+}
 /** A run's ticket: the first ticket-shaped word in its branch name. */
 export function ticketFromBranch(branch: string): string | null {
   return /[A-Z][A-Z0-9]+-[0-9]+/.exec(branch)?.[0] ?? null;

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { planPath } from '../layout.js';
+import { ticketKeyIn } from '../repo/git.js';
 import type { DetainInput } from './detention.js';
 import { reasons } from './detention-reasons.js';
 import type { Run } from './run.js';
@@ -16,8 +17,6 @@ export function mayCallAgain(o: { ceilingUsd: number; spentUsd: number; budgetUs
   return o.spentUsd + o.budgetUsd <= o.ceilingUsd + 1e-9;
 }
 
-const EPIC = /^[A-Z][A-Z0-9]+-[0-9]+$/;
-
 function readOr(path: string): string {
   try {
     return readFileSync(path, 'utf8');
@@ -28,8 +27,8 @@ function readOr(path: string): string {
 
 /** The epic and its tickets when a fleet made this ticket, else null. */
 function fleetOf(run: Pick<Run, 'ctx' | 'deps'>): { epic: string; tickets: Set<string> } | null {
-  const epic = readOr(run.ctx.paths.fleet).trim();
-  if (!EPIC.test(epic)) return null;
+  const epic = ticketKeyIn(run.ctx.paths.fleet);
+  if (epic === null) return null;
   try {
     const plan = JSON.parse(readOr(planPath(run.ctx.repo, epic, run.deps.env))) as {
       workstreams?: { ticket?: unknown }[];

@@ -1,21 +1,14 @@
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { writeHostFile } from '../fs/host-file.js';
 import { fleetPaths } from '../layout.js';
 import { livePid } from '../process/pid.js';
+import { ticketKeyIn } from '../repo/git.js';
 import type { RunContext } from './context.js';
-
-/** An epic key, as the fleet's plan validation allows (the mark is a file a person could edit). */
-const EPIC = /^[A-Z][A-Z0-9]+-[0-9]+$/;
 
 /** The epic whose fleet made this ticket, when that fleet's supervisor is alive now; else null. */
 function liveFleetOf(ctx: Pick<RunContext, 'repo' | 'paths'>, env?: NodeJS.ProcessEnv): string | null {
-  let epic: string;
-  try {
-    epic = readFileSync(ctx.paths.fleet, 'utf8').slice(0, 200).trim();
-  } catch {
-    return null;
-  }
-  if (!EPIC.test(epic)) return null;
+  const epic = ticketKeyIn(ctx.paths.fleet);
+  if (epic === null) return null;
   return livePid(fleetPaths(ctx.repo, epic, env).pid) !== null ? epic : null;
 }
 

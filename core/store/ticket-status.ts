@@ -1,11 +1,11 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { hostGitPort } from '../git/port.js';
 import { runPaths, runsDir } from '../layout.js';
 import type { HostGit } from '../ports/host-git.js';
 import type { Store, TicketSummary } from '../ports/store.js';
 import { livePid } from '../process/pid.js';
-import { TICKET_RE } from '../repo/git.js';
+import { TICKET_RE, ticketKeyIn } from '../repo/git.js';
 import { unendedRun } from '../run/run-record.js';
 
 /** One line of `chalk status`. Numbers are null when the database could not be read. */
@@ -22,14 +22,6 @@ export interface TicketStatus {
 }
 
 /** The epic a fleet recorded in the ticket's run directory, or null. */
-function epicOf(path: string): string | null {
-  try {
-    const epic = readFileSync(path, 'utf8').trim();
-    return TICKET_RE.test(epic) ? epic : null;
-  } catch {
-    return null;
-  }
-}
 
 export interface StatusReport {
   tickets: TicketStatus[];
@@ -117,7 +109,7 @@ export async function ticketStatus(opts: {
       fixes: known ? (s?.fixes ?? 0) : null,
       detentions: detentions.get(ticket) ?? 0,
       lastActiveAt: last,
-      epic: epicOf(paths.fleet),
+      epic: ticketKeyIn(paths.fleet),
     };
   });
   // Newest first. A Date keeps milliseconds and the database microseconds, so two tickets whose
