@@ -4,8 +4,37 @@
  * among core's folders there is no cycle; the ports know only each other and the
  * shared vocabulary (core/protocol/), so a port never drags a core service in.
  */
+const { exports: published } = require('./package.json');
+
+/**
+ * The core files a plugin may import: the entry points package.json publishes
+ * (`chalk-harness/plugin`, `/keys`, `/decider`, `/host`, `/store`, `/testing`), read from its
+ * `exports` map, so a built-in plugin uses exactly what a third party gets.
+ */
+const entryFiles = Object.values(published)
+  .map((e) => (typeof e === 'object' ? e.types : null))
+  .filter((t) => typeof t === 'string' && t.startsWith('./dist/core/'))
+  .map((t) => t.slice('./dist/'.length).replace(/\.d\.ts$/, '.ts'));
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const PUBLISHED = `^(${entryFiles.map(escape).join('|')})$`;
+
 module.exports = {
   forbidden: [
+    {
+      name: 'plugin-uses-published-entries',
+      severity: 'error',
+      comment:
+        "a plugin imports core only through the entry points package.json's exports publish, as a third party does",
+      from: { path: '^plugins/[^/]+/' },
+      to: { path: '^core/', pathNot: PUBLISHED },
+    },
+    {
+      name: 'plugin-not-into-another-plugin',
+      severity: 'error',
+      comment: "a plugin's folder is its own: it never imports another plugin's files (share through a core entry)",
+      from: { path: '^plugins/([^/]+)/' },
+      to: { path: '^plugins/', pathNot: '^plugins/$1/' },
+    },
     {
       name: 'core-not-upward',
       severity: 'error',
@@ -50,6 +79,14 @@ module.exports = {
       comment: 'the shared vocabulary depends on no other part of Chalk',
       from: { path: '^core/protocol/' },
       to: { path: '^(core|plugins|cli|demo)/', pathNot: '^core/protocol/' },
+    },
+    {
+      name: 'egress-daemon-stands-alone',
+      severity: 'error',
+      comment:
+        'the egress daemon is copied into its own image (Node 18, undici 6): it imports Node built-ins, undici and its own folder only',
+      from: { path: '^plugins/sandbox-docker/egress/daemon/' },
+      to: { pathNot: ['^plugins/sandbox-docker/egress/daemon/', '^node_modules/undici/'], dependencyTypesNot: ['core'] },
     },
     {
       name: 'not-to-unresolvable',

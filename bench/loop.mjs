@@ -7,8 +7,8 @@
 // host), timed in the same run on a container of the same image.
 // Target: at most 1.5x. Run after `npm run build`, with Docker and the image:
 //   node bench/loop.mjs [loops]
-import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -76,8 +76,8 @@ process.chdir(root);
 
 // --- chalk run, in-process, with the agent and the rubric timed ------------
 const { commandContext, kernelContext } = await import(join(dist, 'cli', 'context.js'));
-const { depsFromKernel } = await import(join(dist, 'core', 'run', 'deps.js'));
-const { runTicket } = await import(join(dist, 'core', 'run', 'run-ticket.js'));
+const { depsFromKernel } = await import(join(dist, 'core', 'run', 'base', 'deps.js'));
+const { runTicket } = await import(join(dist, 'core', 'run', 'loop', 'run-ticket.js'));
 const base = await commandContext();
 const { kernel } = await kernelContext(base);
 const deps = depsFromKernel(kernel);
@@ -123,6 +123,21 @@ deps.sandbox = Object.create(realSandbox, {
   },
 });
 
+// Every round of reaping, timed on the session class itself: the one that opens
+// each agent call (SandboxSession.exec) happens inside the call, so the proxy
+// above would book it to the agent; it is the harness's, and counted as such.
+const { DockerSandboxSession } = await import(join(dist, 'plugins', 'sandbox-docker', 'session.js'));
+const reaps = []; // [start, end] of each reapStrays
+const realReap = DockerSandboxSession.prototype.reapStrays;
+DockerSandboxSession.prototype.reapStrays = async function (...args) {
+  const t0 = now();
+  try {
+    return await realReap.apply(this, args);
+  } finally {
+    reaps.push([t0, now()]);
+  }
+};
+
 const t0 = now();
 const result = await runTicket(deps, { root });
 const total = now() - t0;
@@ -138,14 +153,22 @@ if (result.exitCode !== 0 || agentCalls.length !== LOOPS) {
   process.exit(1);
 }
 // Loop k's own time: from the end of its agent call to the start of the next
-// one, less its rubric run (the next loop's prompt building included).
+// one, less its rubric run (the next loop's prompt building included), plus the
+// reaping that opens the next call.
 const own = [];
+const reapBeforeCall = [];
+const within = ([a, b], [c, d]) => a >= c && b <= d;
 for (let k = 0; k + 1 < agentCalls.length; k++) {
   const [, end] = agentCalls[k];
   const [next] = agentCalls[k + 1];
   const rubric = rubricRuns.filter(([a, b]) => a >= end && b <= next).reduce((sum, [a, b]) => sum + (b - a), 0);
-  own.push(next - end - rubric);
+  const opening = reaps.filter((r) => within(r, agentCalls[k + 1])).reduce((sum, [a, b]) => sum + (b - a), 0);
+  reapBeforeCall.push(opening);
+  own.push(next - end - rubric + opening);
 }
+const reapsBetween = reaps.filter(([a]) =>
+  agentCalls.slice(0, -1).some(([, end], k) => a >= end && a <= agentCalls[k + 1][0]),
+);
 // Where the own time goes: sandbox calls between loop calls, per method.
 const between = sessionCalls.filter(([, a]) =>
   agentCalls.slice(0, -1).some(([, end], k) => a >= end && a <= agentCalls[k + 1][0]),
@@ -210,6 +233,64 @@ const apiExec = async (cmd) => {
 };
 const bare = [];
 const bareApi = [];
+// What the homecoming's new checks add on the host, in the same loop: importBundle as it is now
+// (pack walk, head type, tree caps, worktree checks, filter drivers off) with the guard's reads,
+// against the git calls it made before them (the same calls in the same order: target, base,
+// verify, heads, quarantine fetch and ancestry, HEAD, fetch, ancestry, the guard's reads,
+// fast-forward), each on a host clone of its own.
+const { importBundle } = await import(join(dist, 'core', 'git', 'bundle-import.js'));
+const { configGet, fileAt, includedConfigFiles } = await import(join(dist, 'core', 'git', 'host-git.js'));
+const SPEC = `specs/${TICKET}.md`;
+// The guard's reads of the tip (core/run/base/home.ts judge), now: the changed paths come with the tip.
+const guardNow = (host) => async (tip, changed) => {
+  await Promise.all([
+    changed,
+    fileAt(host, { rev: 'HEAD', path: SPEC }),
+    fileAt(host, { rev: tip, path: SPEC }),
+    configGet(host, 'core.hooksPath'),
+    includedConfigFiles(host),
+  ]);
+  return null;
+};
+const checkedHost = join(dir, 'checked-host');
+const plainHost = join(dir, 'plain-host');
+for (const host of [checkedHost, plainHost]) git(dir, 'clone', '-q', '--branch', 'main', root, host);
+const gitAsync = (cwd, ...args) =>
+  new Promise((res, rej) =>
+    execFile('git', ['-c', 'core.hooksPath=/dev/null', ...args], { cwd }, (e, out) => (e ? rej(e) : res(out.trim()))),
+  );
+async function homeBefore(host, bundle, base) {
+  await gitAsync(host, 'check-ref-format', 'refs/heads/main');
+  await gitAsync(host, 'rev-parse', '--verify', '--quiet', `${base}^{commit}`);
+  await gitAsync(host, 'bundle', 'verify', '--quiet', bundle);
+  await gitAsync(host, 'bundle', 'list-heads', bundle);
+  await gitAsync(host, 'rev-parse', '--path-format=absolute', '--git-path', 'objects');
+  const q = mkdtempSync(join(dir, 'q-'));
+  await gitAsync(q, 'init', '-q', '--bare', '--template=', q);
+  mkdirSync(join(q, 'objects', 'info'), { recursive: true });
+  writeFileSync(join(q, 'objects', 'info', 'alternates'), `${join(host, '.git', 'objects')}\n`);
+  await gitAsync(q, '-c', 'fetch.fsckObjects=true', 'fetch', '-q', '--no-tags', bundle, 'HEAD:refs/chalk/q');
+  const qtip = await gitAsync(q, 'rev-parse', '--verify', 'refs/chalk/q');
+  await gitAsync(q, 'merge-base', '--is-ancestor', base, qtip);
+  await gitAsync(host, 'symbolic-ref', '--quiet', '--short', 'HEAD');
+  await gitAsync(host, 'rev-parse', '--verify', 'HEAD');
+  await gitAsync(host, '-c', 'fetch.fsckObjects=true', 'fetch', '-q', '--no-tags', bundle, 'HEAD:refs/chalk/in');
+  const tip = await gitAsync(host, 'rev-parse', '--verify', 'refs/chalk/in');
+  await gitAsync(host, 'merge-base', '--is-ancestor', base, tip);
+  // The guard's reads then: the changed paths, the spec before and after, core.hooksPath.
+  await Promise.all([
+    gitAsync(host, 'diff', '--name-only', '-z', '--no-renames', base, tip, '--'),
+    fileAt(host, { rev: base, path: SPEC }),
+    fileAt(host, { rev: tip, path: SPEC }),
+    configGet(host, 'core.hooksPath'),
+  ]);
+  await gitAsync(host, 'merge', '--ff-only', '-q', '--no-stat', tip);
+  await gitAsync(host, 'rev-parse', '--verify', 'HEAD');
+  await gitAsync(host, 'update-ref', '-d', 'refs/chalk/in');
+  rmSync(q, { recursive: true, force: true });
+}
+const plainHome = [];
+const checkedHome = [];
 try {
   const setup = spawnSync(
     'docker',
@@ -233,6 +314,27 @@ try {
     git(bareHost, 'fetch', '-q', join(io, 'out.bundle'), 'HEAD'); // home: fetch
     git(bareHost, 'merge', '-q', '--ff-only', 'FETCH_HEAD'); // home: fast-forward
     bare.push(now() - a);
+    // Both homecomings of the same bundle, in turns so neither always goes first.
+    const copy = join(dir, `home-${k}.bundle`);
+    copyFileSync(join(io, 'out.bundle'), copy);
+    const base = git(checkedHost, 'rev-parse', 'HEAD');
+    const timeBefore = async () => {
+      const t = now();
+      await homeBefore(plainHost, copy, base);
+      plainHome.push(now() - t);
+    };
+    const timeNow = async () => {
+      const t = now();
+      await importBundle({
+        cwd: checkedHost,
+        bundle: copy,
+        base,
+        target: { kind: 'fast-forward', branch: 'main' },
+        inspect: guardNow(checkedHost),
+      });
+      checkedHome.push(now() - t);
+    };
+    for (const step of k % 2 === 0 ? [timeBefore, timeNow] : [timeNow, timeBefore]) await step();
     exec(`mkdir -p out && echo ok > out/api-${k}.txt`);
     const baseApi = exec('git rev-parse HEAD');
     const b = now();
@@ -242,6 +344,10 @@ try {
     git(bareHost, 'fetch', '-q', join(io, 'out.bundle'), 'HEAD');
     git(bareHost, 'merge', '-q', '--ff-only', 'FETCH_HEAD');
     bareApi.push(now() - b);
+    for (const host of [checkedHost, plainHost]) {
+      git(host, 'fetch', '-q', join(io, 'out.bundle'), 'HEAD'); // untimed: keeps its history whole
+      git(host, 'merge', '-q', '--ff-only', 'FETCH_HEAD');
+    }
   }
 } finally {
   spawnSync('docker', ['rm', '-f', name]);
@@ -256,6 +362,10 @@ console.log(`  agent call per loop (median):        ${fmt(agentMs)}  (excluded)`
 console.log(`  rubric per loop (median):            ${fmt(rubricMs)}  (excluded)`);
 console.log(`  harness's own time per loop (median): ${fmt(ownMs)}  [${own.map((x) => x.toFixed(0)).join(', ')}]`);
 console.log(`    of which sandbox calls per loop (mean): ${breakdown.join(', ')}`);
+const meanOf = (xs) => (xs.length ? xs.reduce((x, y) => x + y, 0) / xs.length : 0);
+console.log(
+  `    reaping per loop: ${fmt(meanOf(reapBeforeCall) + reapsBetween.reduce((sum, [a, b]) => sum + (b - a), 0) / gaps)} in all (mean), ${fmt(meanOf(reapBeforeCall))} of it opening the agent call; each round ${fmt(median(reaps.map(([a, b]) => b - a)))} (median of ${reaps.length}), ${(reaps.length / agentCalls.length).toFixed(1)} rounds a loop`,
+);
 console.log(
   `bare docker exec + git steps per loop (median): ${fmt(bareMs)}  [${bare.map((x) => x.toFixed(0)).join(', ')}]`,
 );
@@ -266,3 +376,8 @@ console.log(
   `ratio: ${ratio.toFixed(2)}x to the docker CLI steps (target at most 1.5x) ${ratio <= 1.5 ? 'OK' : 'OVER'}`,
 );
 console.log(`ratio: ${(ownMs / bareApiMs).toFixed(2)}x to the Engine API steps (stricter)`);
+// The median of the paired differences: each loop's two homecomings ran back to back.
+const added = median(checkedHome.map((x, i) => x - plainHome[i]));
+console.log(
+  `homecoming on the host per loop (median): its git calls before the caps ${fmt(median(plainHome))}, importBundle now ${fmt(median(checkedHome))}: +${fmt(added)} (target at most 60 ms) ${added <= 60 ? 'OK' : 'OVER'}  [${checkedHome.map((x, i) => (x - plainHome[i]).toFixed(0)).join(', ')}]`,
+);

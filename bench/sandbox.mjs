@@ -9,7 +9,7 @@
 // a bundle of the ticket branch (createBundle), DockerSandbox.open starts the
 // hardened container (read-only root, memory, CPU and pids limits), clone
 // streams the bundle in over an exec's stdin, putFile puts the system prompt;
-// per loop commitAll, then core/run/home.ts bringHome (export, read back
+// per loop commitAll, then core/run/base/home.ts bringHome (export, read back
 // through read-file.sh, bundle verify, one head, ancestry in a quarantine
 // repository, temporary ref, the guard's host-git diff on the tip,
 // fast-forward), the tree id, and reapStrays.
@@ -19,9 +19,14 @@
 // Measured on a small repository (200 files, one commit) and on one with real
 // history (generated with git fast-import). Runs alternate (their order
 // rotates) so machine load hits every variant alike; medians are printed.
+// The harness's start includes the sandbox's own network and its way out through the egress
+// container (plugins/sandbox-docker/egress), which the by-hand variants, on the default bridge,
+// do without. Last, when the engine has runsc registered, the harness under gVisor against runc.
+// DEPTH: the harness's start on the history repository with CHALK_CLONE_DEPTH (the ticket's
+// commits and --depth of the base's travel, from a shallow copy), alternated with the full one.
 // Needs the Docker engine, the docker CLI and the sandbox image; after `npm run build`:
-//   node bench/sandbox.mjs [--starts 7] [--loops 25] [--commits 3000] [--files 1500]
-// (about 3 minutes on a 2-core machine with the defaults).
+//   node bench/sandbox.mjs [--starts 7] [--loops 25] [--commits 3000] [--files 1500] [--depth 50] [--only depth]
+// (about 3 minutes on a 2-core machine with the defaults; --only depth measures DEPTH alone).
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   closeSync,
@@ -44,14 +49,20 @@ import { makeHistoryRepo, makeSmallRepo } from './sandbox-repos.mjs';
 
 // ---- settings ---------------------------------------------------------------
 const counts = (() => {
-  const positive = { starts: 7, loops: 25, commits: 3000, files: 1500 };
+  const positive = { starts: 7, loops: 25, commits: 3000, files: 1500, depth: 50 };
   let values;
   try {
     ({ values } = parseArgs({
-      options: Object.fromEntries(Object.keys(positive).map((k) => [k, { type: 'string' }])),
+      options: Object.fromEntries([...Object.keys(positive), 'only'].map((k) => [k, { type: 'string' }])),
     }));
+    if (values.only !== undefined && values.only !== 'depth')
+      throw new Error(`--only takes 'depth' (got '${values.only}')`);
+    positive.only = values.only ?? null;
+    delete values.only;
   } catch (err) {
-    console.error(`bench/sandbox.mjs: ${err.message}; options: --starts N --loops N --commits N --files N`);
+    console.error(
+      `bench/sandbox.mjs: ${err.message}; options: --starts N --loops N --commits N --files N --depth N --only depth`,
+    );
     process.exit(2);
   }
   for (const [k, v] of Object.entries(values)) {
@@ -66,21 +77,22 @@ const counts = (() => {
 
 const dist = join(import.meta.dirname, '..', 'dist');
 const scriptsDir = join(import.meta.dirname, '..', 'share', 'sandbox', 'scripts');
-if (!existsSync(join(dist, 'core', 'run', 'home.js'))) {
-  console.error('bench/sandbox.mjs: dist/ has no core/run/home.js; run npm run build first');
+if (!existsSync(join(dist, 'core', 'run', 'base', 'home.js'))) {
+  console.error('bench/sandbox.mjs: dist/ has no core/run/base/home.js; run npm run build first');
   process.exit(2);
 }
 const { DockerSandbox } = await import(join(dist, 'plugins/sandbox-docker/sandbox.js'));
 const { autoCpus, PIDS_LIMIT, sandboxUser } = await import(join(dist, 'plugins/sandbox-docker/container-config.js'));
 const { BUNDLE_MAX_BYTES } = await import(join(dist, 'core/ports/sandbox.js'));
-const { configGet, createBundle, hostGitArgv, mergeBase, revParse } = await import(join(dist, 'core/git/host-git.js'));
-const { bringHome } = await import(join(dist, 'core/run/home.js'));
+const { configGet, hostGitArgv, mergeBase, revParse } = await import(join(dist, 'core/git/host-git.js'));
+const { createBundle } = await import(join(dist, 'core/git/bundle-create.js'));
+const { bringHome } = await import(join(dist, 'core/run/base/home.js'));
 const portFile = join(dist, 'core/git/port.js');
 const gitPort = existsSync(portFile) ? (await import(portFile)).hostGitPort : null;
-/** core/run/home.ts bringHome; since the HostGit port it takes the port second (the kernel binds core/git's). */
+/** core/run/base/home.ts bringHome; since the HostGit port it takes the port second (the kernel binds core/git's). */
 const homecoming = (ctx, session, o) =>
   bringHome.length >= 4 ? bringHome(ctx, gitPort, session, o) : bringHome(ctx, session, o);
-const { SYSTEM_PROMPT } = await import(join(dist, 'core/run/session.js'));
+const { SYSTEM_PROMPT } = await import(join(dist, 'core/run/base/session.js'));
 const { writeHostFile } = await import(join(dist, 'core/fs/host-file.js'));
 
 const IMAGE = process.env.CHALK_IMAGE || 'chalk-sandbox:local';
@@ -167,12 +179,22 @@ const safeGit = (cwd, ...args) => run('git', hostGitArgv(args), { cwd });
 const work = mkdtempSync(join(tmpdir(), 'chalk-bench-sbx-'));
 const benchLabel = `chalk.bench=${process.pid}`;
 const sandbox = new DockerSandbox({ image: IMAGE, tmpfsSize: TMPFS, telemetry: null, env: {}, handleSignals: false });
+// gVisor, when the engine has it registered (CHALK_SANDBOX_RUNTIME=runsc): measured against runc below.
+const gvisor = new DockerSandbox({
+  image: IMAGE,
+  tmpfsSize: TMPFS,
+  telemetry: null,
+  env: {},
+  handleSignals: false,
+  runtime: 'runsc',
+});
 const harnessRepos = new Set();
 let cleaned = false;
 async function cleanup() {
   if (cleaned) return;
   cleaned = true;
   await sandbox.closeAll().catch(() => undefined);
+  await gvisor.closeAll().catch(() => undefined);
   for (const repo of harnessRepos) await sandbox.removeLeftovers({ repo }).catch(() => undefined);
   const left = spawnSync('docker', ['ps', '-aq', '--filter', `label=${benchLabel}`], { encoding: 'utf8' });
   const ids = (left.stdout ?? '').split('\n').filter(Boolean);
@@ -257,8 +279,8 @@ function startBefore(repo) {
   return { ms: now() - t0, c: { name, io: join(dir, 'io') }, stop: () => docker('rm', '-f', name) };
 }
 
-/** AFTER, the harness: what core/run/session.ts openSandbox does, piece by piece (no hooks, no prompt templating). */
-async function startAfter(repo) {
+/** AFTER, the harness: what core/run/base/session.ts openSandbox does, piece by piece (no hooks, no prompt templating). */
+async function startAfter(repo, o = {}, sb = sandbox) {
   const dir = runDir();
   const t0 = now();
   writeHostFile(join(dir, 'io', SYSTEM_PROMPT), SYSTEM);
@@ -266,7 +288,12 @@ async function startAfter(repo) {
   const baseCommit =
     (await mergeBase(repo.root, { a: 'origin/main', b: base })) ?? (await mergeBase(repo.root, { a: 'main', b: base }));
   const source = join(dir, 'run.in.bundle');
-  await createBundle({ cwd: repo.root, ref: `refs/heads/${BRANCH}`, out: source });
+  const made = await createBundle({
+    cwd: repo.root,
+    ref: `refs/heads/${BRANCH}`,
+    out: source,
+    ...(o.depth ? { depth: o.depth, keep: baseCommit } : {}),
+  });
   const author = {
     name: (await configGet(repo.root, 'user.name')) || 'Chalk Agent',
     email: (await configGet(repo.root, 'user.email')) || 'chalk@localhost',
@@ -274,13 +301,14 @@ async function startAfter(repo) {
   const t1 = now();
   const name = `bench${process.pid}x${seq++}`;
   harnessRepos.add(name);
-  const session = await sandbox.open({
+  const session = await sb.open({
     repo: name,
     source,
     ticket: TICKET,
     runId: `bench-${seq}`,
     branch: BRANCH,
     ...(baseCommit ? { baseBranch: { name: 'main', commit: baseCommit } } : {}),
+    ...(made.shallow.length > 0 ? { shallow: made.shallow } : {}),
     author,
   });
   const t2 = now();
@@ -488,6 +516,28 @@ async function measureStarts(repo, label) {
   };
 }
 
+/** DEPTH: the harness's start with the full history against CHALK_CLONE_DEPTH, alternated. */
+async function measureDepth(repo) {
+  const ms = { full: [], depth: [] };
+  const parts = { full: [], depth: [] };
+  const mb = {};
+  let commits = 0;
+  for (let i = 0; i < counts.starts; i++) {
+    for (const v of rotate(['full', 'depth'], i)) {
+      const s = await startAfter(repo, v === 'depth' ? { depth: counts.depth } : {});
+      try {
+        ms[v].push(s.ms);
+        parts[v].push(s.parts);
+        mb[v] = s.bundleMb;
+        if (v === 'depth') commits = Number((await s.session.exec('git rev-list --count HEAD')).stdout.trim());
+      } finally {
+        await s.stop();
+      }
+    }
+  }
+  return { ms, parts, mb, commits };
+}
+
 /** A worktree of its own for each variant's loops (a local clone of the repository, the ticket branch checked out). */
 function ownCopy(repo, v) {
   const root = join(work, `${v}-${seq++}`, repo.name);
@@ -576,6 +626,39 @@ async function measureLoops(repo, label) {
   return { label, ms, total: Object.fromEntries(VARIANTS.map((v) => [v, total(v)])) };
 }
 
+/**
+ * The harness under runsc against runc, alternated on the small repository: start + clone,
+ * and a loop's own commands (an edit, commitAll, the tree id, a Node process as a rubric's
+ * first step would start one, reapStrays). Null when the engine has no runsc runtime.
+ */
+async function measureRuntimes(repo) {
+  const has = JSON.parse(docker('info', '--format', '{{json .Runtimes}}'));
+  if (!has || !('runsc' in has)) return null;
+  const ms = { runc: { start: [], loop: [] }, runsc: { start: [], loop: [] } };
+  for (let i = 0; i < counts.starts; i++) {
+    for (const v of rotate(['runc', 'runsc'], i)) {
+      const s = await startAfter(repo, {}, v === 'runc' ? sandbox : gvisor);
+      try {
+        ms[v].start.push(s.ms);
+        for (let k = 0; k < 3; k++) {
+          const t0 = now();
+          const e = await s.session.exec(editCommand(repo.files, k));
+          if (e.exitCode !== 0) throw new Error(`the edit failed under ${v}: ${e.stderr.trim()}`);
+          await s.session.commitAll(`chalk(${TICKET}): continue, loop ${k}`);
+          await s.session.treeId([NOTES]);
+          const n = await s.session.exec('node -e "process.exit(0)"');
+          if (n.exitCode !== 0) throw new Error(`node failed under ${v}: ${n.stderr.trim()}`);
+          await s.session.reapStrays();
+          ms[v].loop.push(now() - t0);
+        }
+      } finally {
+        await s.stop();
+      }
+    }
+  }
+  return ms;
+}
+
 // ---- output -----------------------------------------------------------------
 const fmt = (x) => (x === undefined || Number.isNaN(x) ? '-' : `${x.toFixed(0)} ms`);
 const ratio = (a, b) => (a === undefined || b === undefined || !b ? '-' : `${(a / b).toFixed(2)}x`);
@@ -601,6 +684,18 @@ try {
     })),
   };
   const generated = now() - t0;
+  const d = await measureDepth(big);
+  const part = (v, k) => median(d.parts[v].map((p) => p[k]));
+  const depthLine =
+    `CHALK_CLONE_DEPTH=${counts.depth} on ${big.commitCount} commits: start + clone ${fmt(median(d.ms.depth))} against ${fmt(median(d.ms.full))} ` +
+    `(${ratio(median(d.ms.depth), median(d.ms.full))}); clone ${fmt(part('depth', 'clone'))} against ${fmt(part('full', 'clone'))}, ` +
+    `host (shallow copy and bundle) ${fmt(part('depth', 'host'))} against ${fmt(part('full', 'host'))}; ` +
+    `bundle ${d.mb.depth.toFixed(1)} MB against ${d.mb.full.toFixed(1)} MB; ${d.commits} commits in the sandbox`;
+  if (counts.only === 'depth') {
+    console.log(`sandbox bench, DEPTH only: ${IMAGE}, medians of ${counts.starts} starts each, alternated`);
+    console.log(depthLine);
+    process.exit(0);
+  }
   const starts = [];
   const loops = [];
   for (const [repo, label] of [
@@ -643,6 +738,15 @@ try {
       `(bring home ${delta(lb.ms.after.home, lb.ms.before.home)}, reap ${fmt(med(lb.ms.after.reap))}); ` +
       `the harness against the same steps by hand, big: start ${ratio(med(sb.ms.after), med(sb.ms.hand))}, loop ${ratio(med(lb.total.after), med(lb.total.hand))}`,
   );
+  console.log(depthLine);
+  const rt = await measureRuntimes(small);
+  if (!rt) console.log('runsc (gVisor): not registered with this engine; nothing to compare');
+  else {
+    console.log(
+      `runsc (gVisor) against runc, small, alternated: start + clone ${fmt(med(rt.runc.start))} -> ${fmt(med(rt.runsc.start))} (${ratio(med(rt.runsc.start), med(rt.runc.start))}); ` +
+        `a loop's commands (edit, commit, tree id, node, reap) ${fmt(med(rt.runc.loop))} -> ${fmt(med(rt.runsc.loop))} (${ratio(med(rt.runsc.loop), med(rt.runc.loop))})`,
+    );
+  }
 } finally {
   await cleanup();
 }

@@ -1,8 +1,8 @@
 import { Command } from 'clipanion';
 import { UserError } from '../core/errors.js';
-import { checkTicket } from '../core/run/check.js';
-import { depsFromKernel } from '../core/run/deps.js';
-import { SPEC_BLOCKED_EXIT } from '../core/run/run-ticket.js';
+import { depsFromKernel } from '../core/run/base/deps.js';
+import { checkTicket } from '../core/run/commands/check.js';
+import { SPEC_BLOCKED_EXIT } from '../core/run/loop/run-ticket.js';
 import { kernelContext } from './context.js';
 
 export default class CheckCommand extends Command {

@@ -9,7 +9,7 @@ export default class CleanupCommand extends Command {
   static override paths = [['cleanup']];
   static override usage = Command.Usage({
     description:
-      'stop runs, remove sandboxes, worktrees, merged chalk/ and detention/ branches and merged or pushed tutoring/ ones (--all: every one, and all state); never the database',
+      'stop runs, remove sandboxes, worktrees, merged chalk/ and detention/ branches, merged or pushed tutoring/ ones and stale saved setup states (--all: every one, and all state); never the database',
   });
   all = Option.Boolean('--all', false);
 
@@ -21,6 +21,7 @@ export default class CleanupCommand extends Command {
       repo: await repoName(),
       all: this.all,
       baseBranch: config.str('CHALK_BASE_BRANCH'),
+      config,
       sandbox: kernel.resolve(Tokens.Sandbox),
       say: (line) => this.context.stdout.write(`${line}\n`),
       warn: (line) => this.context.stderr.write(`warning: ${line}\n`),

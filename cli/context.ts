@@ -4,6 +4,7 @@ import { ConsoleLog } from '../core/kernel/console-log.js';
 import type { Kernel, Plugin } from '../core/kernel/kernel.js';
 import type { Log } from '../core/ports/log.js';
 import { worktreeRoot } from '../core/repo/git.js';
+import { oneLine } from '../core/text/model.js';
 import { BUILTINS } from '../plugins/builtin.js';
 
 /** What most commands start from: the repository (if any), its configuration and a log. */
@@ -46,7 +47,7 @@ export async function withNamedPlugins(c: CommandContext): Promise<CommandContex
  */
 export async function kernelContext(ctx?: CommandContext): Promise<CommandContext & { kernel: Kernel }> {
   const c = ctx ?? (await commandContext());
-  // Imported here, not at the top: commands that need no kernel (config, init, new) never load
+  // Imported here, not at the top: commands that need no kernel (config, new) never load
   // tsyringe, tapable or the plugins, which keeps their start-up fast.
   const { bootKernel } = await import('../core/kernel/boot.js');
   const kernel = await bootKernel({
@@ -58,7 +59,9 @@ export async function kernelContext(ctx?: CommandContext): Promise<CommandContex
 }
 
 /** Prints rows as aligned columns (the `--json` form is the caller's). */
-export function table(rows: string[][]): string {
+export function table(given: string[][]): string {
+  // A cell is one line whatever it holds (a plan's title, a lesson): no row can print another row.
+  const rows = given.map((r) => r.map((c) => oneLine(c, 1000)));
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
   return `${rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ')).join('\n')}\n`;
 }

@@ -1,5 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { calibrationLines, deciderStatus } from '../core/decision/status.js';
+import { DECIDER_STATUS } from '../core/decision/status-part.js';
 import { untrustedReason } from '../core/decision/trust.js';
 import { Tokens } from '../core/kernel/tokens.js';
 import { describeLimit } from '../core/protocol/entry.js';
@@ -23,7 +24,7 @@ export default class DeciderStatusCommand extends Command {
       provider: kernel.selected.get('Decider') ?? kernel.boundByPlugin(Tokens.Decider) ?? null,
       decider,
       store,
-      parts: kernel.deciderStatus,
+      parts: kernel.contributions(DECIDER_STATUS),
     }).finally(() => store.close().catch(() => undefined));
     const healthy = s.health?.healthy === true;
     if (this.json) {

@@ -175,14 +175,28 @@ export default class FleetCommand extends Command {
       file: this.plan,
       git: hostGitPort,
       // Booted only when Claude is asked: a plan from a file or a saved one needs no kernel.
-      agent: async () => {
+      ask: async (prompt) => {
         const { kernel } = await kernelContext(base);
         const { Tokens } = await import('../core/kernel/tokens.js');
-        return kernel.resolve(Tokens.Agent);
+        const { planInSandbox } = await import('../core/fleet/plan-call.js');
+        const { mkdirSync } = await import('node:fs');
+        mkdirSync(paths.dir, { recursive: true });
+        return planInSandbox(prompt, {
+          repo,
+          root,
+          epic: this.epic,
+          base: kernel.config.str('CHALK_BASE_BRANCH'),
+          dir: paths.dir,
+          prompts: { root },
+          rubricCommand: kernel.config.str('CHALK_TEST_CMD'),
+          sandbox: kernel.resolve(Tokens.Sandbox),
+          agent: kernel.resolve(Tokens.Agent),
+          git: hostGitPort,
+        });
       },
       onAsk: () =>
         out(
-          `asking Claude to break down ${this.epic} (up to $${config.str('CHALK_BUDGET_USD')}, CHALK_BUDGET_USD; with your own claude configuration and MCP servers)`,
+          `asking Claude to break down ${this.epic} in a read-only sandbox of ${config.str('CHALK_BASE_BRANCH')} (up to $${config.str('CHALK_BUDGET_USD')}, CHALK_BUDGET_USD)`,
         ),
     });
     const loaded = await loading.catch((err: unknown) => {
@@ -245,7 +259,17 @@ export default class FleetCommand extends Command {
       offset: offset ?? logSize(paths.log),
       write: (t) => this.context.stdout.write(t),
     });
-    return this.showStatus(repo, root);
+    const { currentStatus } = await import('../core/fleet/fleet.js');
+    const { statusLines, unfinishedLine } = await import('../core/fleet/status.js');
+    return this.withFleet(repo, root, async ({ fleet }) => {
+      const s = await currentStatus(fleet);
+      const { head, rows } = statusLines(s);
+      this.context.stdout.write(`${head.join('\n')}\n${table(rows)}`);
+      const unfinished = unfinishedLine(s);
+      if (unfinished === null) return 0;
+      this.context.stderr.write(`chalk: ${unfinished}\n`);
+      return 1;
+    });
   }
 }
 

@@ -2,7 +2,7 @@ import { Command, Option } from 'clipanion';
 import { UserError } from '../core/errors.js';
 import { runPaths } from '../core/layout.js';
 import { repoName, TICKET_RE } from '../core/repo/git.js';
-import { showLog } from '../core/run/logs.js';
+import { showLog } from '../core/run/commands/logs.js';
 import { commandContext } from './context.js';
 
 export default class LogsCommand extends Command {

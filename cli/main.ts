@@ -1,12 +1,35 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { TerminalStream } from '../core/text/terminal.js';
-import { type CommandEntry, findCommand, usageText } from './registry.js';
+import type { BaseContext } from 'clipanion';
+import type { TerminalStream } from '../core/text/terminal.js';
+import type { CommandEntry } from './registry.js';
 
 // Every line a command prints may carry repository or sandbox text: both channels strip
 // control characters and escape sequences (core/text/terminal.ts), here and nowhere else.
-const stdout = new TerminalStream(process.stdout);
-const stderr = new TerminalStream(process.stderr);
+// They are made once the command is known: `chalk version` prints only Chalk's own
+// version and imports nothing (its start-up is node's; bench/cli-startup.mjs).
+let stdout: TerminalStream;
+let stderr: TerminalStream | undefined;
+
+/**
+ * A reader that went away (`chalk decider status | head -1`) ends any command
+ * quietly with exit 0, as a pipe's writer should: no stack trace, no error
+ * line, nothing more written. A command that cleans up on SIGTERM (a run: its
+ * sandbox removed, its call recorded) is ended that way; the rest at once.
+ */
+let readerGone = false;
+function onWriteError(err: NodeJS.ErrnoException): void {
+  if (readerGone) return;
+  if (err.code !== 'EPIPE') throw err;
+  readerGone = true;
+  process.once('exit', () => {
+    process.exitCode = 0;
+  });
+  if (process.listenerCount('SIGTERM') > 0) process.kill(process.pid, 'SIGTERM');
+  else process.exit(0);
+}
+process.stdout.on('error', onWriteError);
+process.stderr.on('error', onWriteError);
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -17,18 +40,15 @@ function version(): string {
 function fail(err: unknown): number {
   const e = err as { name?: string; message?: string; exitCode?: number; stack?: string };
   const message = (e?.message ?? String(err)).split('\n')[0];
-  stderr.write(`chalk: ${message}\n`);
-  if (process.env.CHALK_DEBUG === '1' && e?.stack) stderr.write(`${e.stack}\n`);
+  // Before the channels exist only loading Chalk's own modules can fail: its message has no outside text.
+  const out = stderr ?? process.stderr;
+  out.write(`chalk: ${message}\n`);
+  if (process.env.CHALK_DEBUG === '1' && e?.stack) out.write(`${e.stack}\n`);
   return typeof e?.exitCode === 'number' ? e.exitCode : 1;
 }
 
-/** What a plugin's command finds in `this.context` beside clipanion's streams. */
-interface PluginCommandContext {
-  /** The configuration, every plugin's keys included. */
-  config: unknown;
-  /** Boots a kernel (every plugin registered) for a command that needs the ports. */
-  kernel: () => Promise<unknown>;
-}
+/** What a plugin's command finds in `this.context` beside clipanion's streams (PluginCommandContext). */
+type PluginCommandContext = Omit<import('../core/plugin.js').PluginCommandContext, keyof BaseContext>;
 
 interface PluginLookup {
   entries: CommandEntry[];
@@ -51,29 +71,52 @@ async function lookUpPluginCommands(): Promise<PluginLookup> {
     const ctx = await withNamedPlugins(await commandContext());
     if (ctx.plugins.length === 0) return { entries: [], context: null };
     const entries = pluginCommands(ctx.plugins, () => import('clipanion'));
-    return {
-      entries,
-      context: { config: ctx.config, kernel: async () => (await kernelContext(ctx)).kernel },
-    };
+    return { entries, context: pluginContext(ctx, kernelContext) };
   } catch (err) {
     return { entries: [], context: null, error: (err as Error).message?.split('\n')[0] ?? String(err) };
   }
 }
 
+function pluginContext(
+  ctx: import('./context.js').CommandContext,
+  kernelContext: typeof import('./context.js').kernelContext,
+): PluginCommandContext {
+  return { config: ctx.config, root: ctx.root, kernel: async () => (await kernelContext(ctx)).kernel };
+}
+
+/** The context of a built-in plugin's command: the configuration against the built-in plugins' keys. */
+async function builtinPluginContext(): Promise<PluginCommandContext> {
+  const { commandContext, kernelContext } = await import('./context.js');
+  return pluginContext(await commandContext(), kernelContext);
+}
+
 async function main(argv: string[]): Promise<number> {
   const [first] = argv;
+  if (first === 'version' || first === '--version' || first === '-v') {
+    process.stdout.write(`${version()}\n`);
+    return 0;
+  }
+  const [{ TerminalStream }, { findCommand, usageText }] = await Promise.all([
+    import('../core/text/terminal.js'),
+    import('./registry.js'),
+  ]);
+  stdout = new TerminalStream(process.stdout);
+  stderr = new TerminalStream(process.stderr);
   if (first === undefined || first === 'help' || first === '--help' || first === '-h') {
     const plugins = await lookUpPluginCommands();
     stdout.write(usageText(version(), plugins.entries));
     if (plugins.error) stderr.write(`chalk: plugin commands not listed: ${plugins.error}\n`);
     return 0;
   }
-  if (first === 'version' || first === '--version' || first === '-v') {
-    stdout.write(`${version()}\n`);
-    return 0;
-  }
   let entry = findCommand(argv);
   let extra: PluginCommandContext | null = null;
+  if (entry?.builtinPlugin) {
+    try {
+      extra = await builtinPluginContext();
+    } catch (err) {
+      return fail(err);
+    }
+  }
   if (!entry) {
     const plugins = await lookUpPluginCommands();
     entry = findCommand(argv, plugins.entries);

@@ -1,6 +1,6 @@
 import { Command, Option } from 'clipanion';
-import { depsFromKernel } from '../core/run/deps.js';
-import { officeHours } from '../core/run/office-hours.js';
+import { depsFromKernel } from '../core/run/base/deps.js';
+import { officeHours } from '../core/run/office-hours/office-hours.js';
 import { commandContext, kernelContext } from './context.js';
 import { underRunEdge } from './run-edge.js';
 
@@ -17,16 +17,27 @@ export default class OfficeHoursCommand extends Command {
     const base = await commandContext();
     const { kernel } = await kernelContext(base);
     const deps = depsFromKernel(kernel);
+    const fresh: Array<{ close(): Promise<void> }> = [];
     return underRunEdge(deps.store, async (edge) => {
-      const r = await officeHours(deps, {
-        root: base.root,
-        note: this.message,
-        detach: this.detach,
-        signal: edge.signal,
-        onInterrupt: edge.onInterrupt,
-        atExit: edge.atExit,
-      });
-      return r.exitCode;
+      try {
+        const r = await officeHours(deps, {
+          root: base.root,
+          note: this.message,
+          detach: this.detach,
+          signal: edge.signal,
+          onInterrupt: edge.onInterrupt,
+          atExit: edge.atExit,
+          // Once the grading files are back, the run reads its configuration and plugins afresh.
+          reboot: async () => {
+            const next = depsFromKernel((await kernelContext(await commandContext())).kernel);
+            fresh.push(next.store);
+            return next;
+          },
+        });
+        return r.exitCode;
+      } finally {
+        for (const s of fresh) await s.close().catch(() => undefined);
+      }
     });
   }
 }

@@ -1,6 +1,7 @@
 import type { CommandClass } from 'clipanion';
 import { UserError } from '../core/errors.js';
 import type { Plugin } from '../core/kernel/kernel.js';
+import { BUILTINS } from '../plugins/builtin.js';
 
 /** The built-in groups; a plugin's commands go under their own group ('Plugins' unless they say). */
 export type Group = 'Setup' | 'Work' | 'Failure lifecycle' | (string & {});
@@ -19,6 +20,8 @@ export interface CommandEntry {
   load: () => Promise<CommandClass>;
   /** The plugin that added the command; absent for a built-in one. */
   plugin?: string;
+  /** A built-in plugin's command: run with the plugin command context, listed as Chalk's own. */
+  builtinPlugin?: string;
 }
 
 /** A command loaded from a module's default export, or from the named export `name`. */
@@ -35,9 +38,13 @@ const entry = (
   load: async () => (await load())[name] as CommandClass,
 });
 
+const DB_USAGE =
+  'chalk db up | down | status [--json] | url | psql | upgrade [--cleanup] | copy [--to-env NAME | --to URL]';
 const LESSONS_USAGE = 'chalk lessons [--json] [--all] | show ID | scope ID general|repo|none | forget ID';
 
-export const COMMANDS: CommandEntry[] = [
+const SANDBOX_USAGE = 'chalk sandbox [build [--force] | trust | untrust]';
+
+const CORE_COMMANDS: CommandEntry[] = [
   entry(['doctor'], 'Setup', 'chalk doctor [--json]', () => import('./doctor.js')),
   entry(['init'], 'Setup', 'chalk init', () => import('./init.js')),
   entry(['config'], 'Setup', 'chalk config [--json]', () => import('./config.js')),
@@ -50,11 +57,14 @@ export const COMMANDS: CommandEntry[] = [
     'PromptsEjectCommand',
   ),
   entry(['new'], 'Work', 'chalk new TICKET [title]', () => import('./new.js')),
-  entry(['db', 'up'], 'Setup', 'chalk db up | down | status [--json] | url | psql', () => import('./db-up.js')),
-  entry(['db', 'down'], 'Setup', 'chalk db up | down | status [--json] | url | psql', () => import('./db-down.js')),
-  entry(['db', 'status'], 'Setup', 'chalk db up | down | status [--json] | url | psql', () => import('./db-status.js')),
-  entry(['db', 'url'], 'Setup', 'chalk db up | down | status [--json] | url | psql', () => import('./db-url.js')),
-  entry(['db', 'psql'], 'Setup', 'chalk db up | down | status [--json] | url | psql', () => import('./db-psql.js')),
+  entry(['db', 'up'], 'Setup', DB_USAGE, () => import('./db-up.js')),
+  entry(['db', 'down'], 'Setup', DB_USAGE, () => import('./db-down.js')),
+  entry(['db', 'status'], 'Setup', DB_USAGE, () => import('./db-status.js')),
+  entry(['db', 'url'], 'Setup', DB_USAGE, () => import('./db-url.js')),
+  entry(['db', 'psql'], 'Setup', DB_USAGE, () => import('./db-psql.js')),
+  entry(['db', 'upgrade'], 'Setup', DB_USAGE, () => import('./db-upgrade.js')),
+  entry(['db', 'copy'], 'Setup', DB_USAGE, () => import('./db-copy.js')),
+  //COPY
   entry(['status'], 'Work', 'chalk status [--json]', () => import('./status.js')),
   entry(['run'], 'Work', 'chalk run [--detach]', () => import('./run.js')),
   entry(['check'], 'Work', 'chalk check', () => import('./check.js')),
@@ -65,7 +75,8 @@ export const COMMANDS: CommandEntry[] = [
     () => import('./fleet.js'),
   ),
   entry(['demo'], 'Work', 'chalk demo [--dir DIR]', () => import('./demo.js')),
-  entry(['sandbox', 'build'], 'Setup', 'chalk sandbox build [--force]', () => import('./sandbox-build.js')),
+  entry(['sandbox', 'trust'], 'Setup', SANDBOX_USAGE, () => import('./sandbox-trust.js')),
+  entry(['sandbox', 'untrust'], 'Setup', SANDBOX_USAGE, () => import('./sandbox-trust.js'), 'SandboxUntrustCommand'),
   entry(
     ['office-hours'],
     'Failure lifecycle',
@@ -87,8 +98,6 @@ export const COMMANDS: CommandEntry[] = [
   entry(['lessons', 'show'], 'Failure lifecycle', LESSONS_USAGE, () => import('./lessons-show.js')),
   entry(['lessons', 'scope'], 'Failure lifecycle', LESSONS_USAGE, () => import('./lessons-scope.js')),
   entry(['lessons', 'forget'], 'Failure lifecycle', LESSONS_USAGE, () => import('./lessons-forget.js')),
-  entry(['decider', 'up'], 'Setup', 'chalk decider up | down', () => import('./decider-up.js')),
-  entry(['decider', 'down'], 'Setup', 'chalk decider up | down', () => import('./decider-down.js')),
   entry(['decider', 'trust'], 'Setup', 'chalk decider trust | untrust URL', () => import('./decider-trust.js')),
   entry(['decider', 'untrust'], 'Setup', 'chalk decider trust | untrust URL', () => import('./decider-untrust.js')),
   entry(['decider', 'status'], 'Setup', 'chalk decider status [--json]', () => import('./decider-status.js')),
@@ -117,6 +126,31 @@ export const COMMANDS: CommandEntry[] = [
     () => import('./plugins-untrust.js'),
   ),
 ];
+
+/**
+ * Chalk's commands: its own, and the built-in plugins' (registered by those plugins, e.g.
+ * `chalk decider up` by decider-local), each placed before the first of Chalk's own that
+ * shares its first word, so `chalk help` reads as one list.
+ */
+export const COMMANDS: CommandEntry[] = withBuiltinPluginCommands(CORE_COMMANDS);
+
+function withBuiltinPluginCommands(core: readonly CommandEntry[]): CommandEntry[] {
+  const all = [...core];
+  for (const plugin of BUILTINS) {
+    for (const command of plugin.commands ?? []) {
+      const at = all.findIndex((c) => !c.builtinPlugin && c.path[0] === command.path[0]);
+      const e: CommandEntry = {
+        path: command.path,
+        group: command.group ?? 'Setup',
+        usage: command.usage,
+        builtinPlugin: plugin.name,
+        load: async () => (await command.load(await import('clipanion'))) as CommandClass,
+      };
+      all.splice(at < 0 ? all.length : at, 0, e);
+    }
+  }
+  return all;
+}
 
 /** The entry whose path is the longest prefix of the arguments (among the built-in commands unless told). */
 export function findCommand(args: string[], commands: readonly CommandEntry[] = COMMANDS): CommandEntry | undefined {

@@ -1,10 +1,11 @@
 import { Command, Option } from 'clipanion';
 import { UserError } from '../core/errors.js';
-import { refuseLiveRun } from '../core/run/claim.js';
-import { resolveContext } from '../core/run/context.js';
-import { depsFromKernel } from '../core/run/deps.js';
-import { detachRun } from '../core/run/detach.js';
-import { runTicket, SPEC_BLOCKED_EXIT } from '../core/run/run-ticket.js';
+import { Tokens } from '../core/kernel/tokens.js';
+import { refuseLiveRun } from '../core/run/base/claim.js';
+import { resolveContext } from '../core/run/base/context.js';
+import { depsFromKernel } from '../core/run/base/deps.js';
+import { runTicket, SPEC_BLOCKED_EXIT } from '../core/run/loop/run-ticket.js';
+import { detachRun } from '../core/run/resume/detach.js';
 import { commandContext, kernelContext } from './context.js';
 import { underRunEdge } from './run-edge.js';
 
@@ -16,22 +17,20 @@ export default class RunCommand extends Command {
   detach = Option.Boolean('--detach,-d', false, { description: 'run in the background; follow with chalk logs' });
 
   async execute(): Promise<number> {
-    const base = await commandContext();
+    // The kernel first (its plugin trust check refuses before anything is imported): the
+    // refusals need the Agent port, which says whether it can run. Nothing starts yet.
+    const base = await kernelContext(await commandContext());
+    const { kernel } = base;
+    const agent = kernel.resolve(Tokens.Agent);
+    const ctx = await resolveContext({ root: base.root, config: base.config, agent });
+    refuseLiveRun(ctx.paths, ctx.ticket);
     if (this.detach) {
-      const ctx = await resolveContext({ root: base.root, config: base.config });
-      refuseLiveRun(ctx.paths, ctx.ticket);
-      // The background run boots a kernel: refuse an untrusted plugin here, not in its log.
-      (await import('../core/kernel/boot.js')).checkPlugins({ config: base.config });
       const pid = detachRun(ctx);
       this.context.stdout.write(
         `[${ctx.ticket}] running in the background (pid ${pid}); follow with: chalk logs ${ctx.ticket} -f\n`,
       );
       return 0;
     }
-    // Refuse before the kernel boots (and before anything starts).
-    const ctx = await resolveContext({ root: base.root, config: base.config });
-    refuseLiveRun(ctx.paths, ctx.ticket);
-    const { kernel } = await kernelContext(base);
     const deps = depsFromKernel(kernel);
     return underRunEdge(deps.store, async (edge) => {
       const r = await runTicket(deps, {

@@ -2,8 +2,8 @@ import { Command, Option } from 'clipanion';
 import { UserError } from '../core/errors.js';
 import { usd } from '../core/fleet/budget.js';
 import { repoName } from '../core/repo/git.js';
+import { ticketStatus } from '../core/run/commands/ticket-status.js';
 import { PgStore } from '../core/store/index.js';
-import { ticketStatus } from '../core/store/ticket-status.js';
 import { commandContext, table } from './context.js';
 
 const dash = (v: number | null, f: (n: number) => string = String) => (v === null ? '-' : f(v));
@@ -18,8 +18,14 @@ export default class StatusCommand extends Command {
   async execute(): Promise<number> {
     const { root, config } = await commandContext();
     if (!root) throw new UserError('chalk status runs inside a git repository: cd into one');
-    const repo = await repoName(root);
-    const report = await ticketStatus({ repo, root, store: () => PgStore.forConfig(config) });
+    // The store opens (pg's import, the connection, the schema check) while git names the repository.
+    const opening = PgStore.forConfig(config);
+    opening.catch(() => {}); // ticketStatus reports a store that cannot open
+    const repo = await repoName(root).catch(async (err: unknown) => {
+      await opening.then((s) => s.close()).catch(() => {});
+      throw err;
+    });
+    const report = await ticketStatus({ repo, root, store: () => opening });
     if (this.json) {
       // `repo` is the key the state directory, containers and rows are filed under.
       this.context.stdout.write(`${JSON.stringify({ repo, ...report }, null, 2)}\n`);

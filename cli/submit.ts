@@ -1,6 +1,6 @@
 import { Command } from 'clipanion';
-import { depsFromKernel } from '../core/run/deps.js';
-import { submitTicket } from '../core/run/submit.js';
+import { depsFromKernel } from '../core/run/base/deps.js';
+import { submitTicket } from '../core/run/endings/submit.js';
 import { commandContext, kernelContext } from './context.js';
 
 export default class SubmitCommand extends Command {

@@ -29,6 +29,7 @@ export default class WhyCommand extends Command {
         root,
         ticket,
         decider,
+        mode: kernel.config.str('CHALK_DECIDER'),
         out: (l) => this.context.stdout.write(`${l}\n`),
         warn: (l) => log.warn(l),
       });

@@ -11,12 +11,15 @@ import { join } from 'node:path';
  * ```
  * ${XDG_STATE_HOME:-~/.local/state}/chalk/
  *   decider/trusted                  decider and embedding URLs acknowledged on this machine
- *   decider/installed.json           what `chalk decider up` installed: models, revisions, median (LocalDeciderPaths)
- *   decider/*.pid, *.log, last-used  the local decider, embedding service and idle watcher
- *   decider/hf/                      the models it downloaded (a Hugging Face cache)
+ *   decider/…                        the local decider's installation, services and models (plugins/decider-local/paths.ts)
  *   plugins/trusted.json             plugins trusted on this machine (core/kernel/plugin-trust.ts)
  *   db/                              the embedded store (core/store/embedded/paths.ts)
+ *     data.pg<N>-<time>/             a data directory `chalk db upgrade` moved, kept until --cleanup
+ *   db-engines/pglite-<version>/     an older PGlite `chalk db upgrade` installed (an npm prefix)
  *   <repo>/plans/<EPIC>.json         a fleet's saved plan (core/fleet/plan.ts)
+ *   <repo>/baseline/<KEY>.json       the rubric's result on a base commit in an image (core/run/loop/baseline-cache.ts)
+ *   <repo>/setup-cache/<KEY>.tar     the state a setup command left, as the sandbox streamed it out (core/setup-cache)
+ *   <repo>/setup-cache/<KEY>.json    what it was made from, its size, when it was made and last used
  *   <repo>/fleets/<EPIC>/            a fleet's supervisor (core/fleet/supervisor.ts)
  *     supervisor.pid                 the live supervisor's pid: also its lock (created exclusively)
  *     supervisor.log                 what it did, one line per start, finish and refusal
@@ -24,15 +27,16 @@ import { join } from 'node:path';
  *     stop                           asked to stop (chalk fleet EPIC --stop)
  *   <repo>/runs/<TICKET>/
  *     pid                            live run pid
- *     run.json                       the run record: run id, pid, loops so far, whether it ended (core/run/resume.ts)
+ *     run.json                       the run record: run id, pid, loops so far, whether it ended (core/run/resume/resume.ts)
  *     fleet                          the epic whose fleet made this ticket (one line)
- *     rejoin                         office hours asked the fleet to run it again (the tutoring branch; core/run/office-hours.ts)
+ *     rejoin                         office hours asked the fleet to run it again (the tutoring branch; core/run/office-hours/office-hours.ts)
  *     run.log                        output of a --detach run
  *     io/                            wiped at every run start
  *       system.md, prompt.md         system prompt, last loop's prompt
  *       loop.json, loop.err          last loop's CLI result and stderr
  *       rubric.log                   last rubric output
  *       setup.log                    CHALK_SETUP_CMD output
+ *       base-rubric.log              the rubric's output on the base commit, before any agent call
  *       report                       copy of CHALK_TEST_REPORT (any format core/fingerprint/report.ts reads)
  *       detention.json               what the run loop knew when it detained (see DetentionFacts)
  *       decisions.jsonl              one decision record per line (core/decision/record.ts)
@@ -56,59 +60,22 @@ export function trustedFile(env: NodeJS.ProcessEnv = process.env): string {
   return join(deciderStateDir(env), 'trusted');
 }
 
-/**
- * The local decider's files (plugins/decider-local, plugins/embed-local): what `chalk
- * decider up` installed and measured, the two services' and the idle watcher's pid files
- * and logs, the time of the last question, the machine-wide locks (`up`: one copy starts;
- * `ask`: one question at a time) and the downloaded models.
- */
-export interface LocalDeciderPaths {
-  dir: string;
-  installed: string;
-  lastUsed: string;
-  deciderPid: string;
-  embedPid: string;
-  watchPid: string;
-  deciderLog: string;
-  embedLog: string;
-  watchLog: string;
-  upLock: string;
-  askLock: string;
-  /** HF_HOME for the downloads and for the services (offline). */
-  hfHome: string;
-  /** Where `chalk decider up` installs the embedding service's runtime (transformers.js). */
-  embedRuntime: string;
-}
-
-export function localDeciderPaths(env: NodeJS.ProcessEnv = process.env): LocalDeciderPaths {
-  return localDeciderPathsIn(deciderStateDir(env));
-}
-
-/** The same paths under a given decider state directory (a detached service is handed it). */
-export function localDeciderPathsIn(dir: string): LocalDeciderPaths {
-  return {
-    dir,
-    installed: join(dir, 'installed.json'),
-    lastUsed: join(dir, 'last-used'),
-    deciderPid: join(dir, 'decider.pid'),
-    embedPid: join(dir, 'embed.pid'),
-    watchPid: join(dir, 'watch.pid'),
-    deciderLog: join(dir, 'decider.log'),
-    embedLog: join(dir, 'embed.log'),
-    watchLog: join(dir, 'watch.log'),
-    upLock: join(dir, 'up.lock'),
-    askLock: join(dir, 'ask.lock'),
-    hfHome: join(dir, 'hf'),
-    embedRuntime: join(dir, 'embed-runtime'),
-  };
-}
-
 export function repoStateDir(repo: string, env: NodeJS.ProcessEnv = process.env): string {
   return join(stateDir(env), repo);
 }
 
+/** Where a repository's saved setup states are (core/setup-cache). */
+export function setupCacheDir(repo: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(repoStateDir(repo, env), 'setup-cache');
+}
+
 export function runsDir(repo: string, env: NodeJS.ProcessEnv = process.env): string {
   return join(repoStateDir(repo, env), 'runs');
+}
+
+/** The host's cache of the rubric's results on base commits (core/run/loop/baseline-cache.ts). */
+export function baselineDir(repo: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(repoStateDir(repo, env), 'baseline');
 }
 
 /** Where an epic's plan is saved. */
@@ -146,13 +113,15 @@ export function fleetPaths(repo: string, epic: string, env: NodeJS.ProcessEnv = 
 export interface RunPaths {
   dir: string;
   pid: string;
-  /** The run record (core/run/resume.ts): what a run that ended without an ending had done. Not in io/: it outlives the next start. */
+  /** The run record (core/run/resume/resume.ts): what a run that ended without an ending had done. Not in io/: it outlives the next start. */
   record: string;
   runLog: string;
   /** The epic whose fleet made the ticket, when one did. */
   fleet: string;
   /** Written by office hours on a fleet's ticket: the supervisor starts it once more (its content is the token it consumes). */
   rejoin: string;
+  /** The commit a green rubric and the review last saw, written at graduation: what `chalk submit` may open a request for. */
+  sealed: string;
   io: string;
   systemPrompt: string;
   prompt: string;
@@ -162,9 +131,13 @@ export interface RunPaths {
   /** The second rubric run's output, when the failed tests were run again (CHALK_RERUN_FAILED). */
   rubricRerunLog: string;
   setupLog: string;
+  /** The rubric's output on the base commit, before any agent call. */
+  baseRubricLog: string;
   report: string;
   detention: string;
   decisions: string;
+  /** Every connection the sandbox's egress proxy refused: one JSON line per destination and phase. */
+  egress: string;
   bundle: string;
 }
 
@@ -178,6 +151,7 @@ export function runPaths(repo: string, ticket: string, env: NodeJS.ProcessEnv = 
     runLog: join(dir, 'run.log'),
     fleet: join(dir, 'fleet'),
     rejoin: join(dir, 'rejoin'),
+    sealed: join(dir, 'sealed'),
     io,
     systemPrompt: join(io, 'system.md'),
     prompt: join(io, 'prompt.md'),
@@ -186,9 +160,11 @@ export function runPaths(repo: string, ticket: string, env: NodeJS.ProcessEnv = 
     rubricLog: join(io, 'rubric.log'),
     rubricRerunLog: join(io, 'rubric-rerun.log'),
     setupLog: join(io, 'setup.log'),
+    baseRubricLog: join(io, 'base-rubric.log'),
     report: join(io, 'report'),
     detention: join(io, 'detention.json'),
     decisions: join(io, 'decisions.jsonl'),
+    egress: join(io, 'egress.jsonl'),
     bundle: join(io, 'out.bundle'),
   };
 }
@@ -200,14 +176,19 @@ export function runPaths(repo: string, ticket: string, env: NodeJS.ProcessEnv = 
  * - `detail`: the detail printed under it, if any
  * - `branch`: the detention branch, e.g. `detention/SHOP-7-1791171685`
  * - `green`: the commit of the last green loop (the ticket branch's head when detained)
+ * - `parked`: the detention branch's tip when it was made (`green` when nothing came home)
  * - `lesson`: the open lesson's signature
  * - `lesson_id`: its id in the store
+ * - `first_error`: the last loop's first error, as its fingerprint has it (when it had one)
  */
 export interface DetentionFacts {
   reason?: string;
   detail?: string;
   branch?: string;
   green?: string;
+  /** The detention branch's tip as the run left it: what came after it is the person's. */
+  parked?: string;
   lesson?: string;
   lesson_id?: number;
+  first_error?: string;
 }

@@ -29,6 +29,8 @@ export interface RecordedRequest {
   method: string;
   path: string;
   session: string;
+  /** The credential the request carried (`x-api-key`, else `authorization`), to check what a gateway sent. */
+  credential: string;
   body?: MessagesRequest;
   /** Index of the scripted step answered, or -1 (side request, exhausted script, refusal). */
   step: number;
@@ -115,6 +117,8 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+const credentialOf = (req: IncomingMessage) => String(req.headers['x-api-key'] ?? req.headers.authorization ?? '');
+
 function json(res: ServerResponse, status: number, value: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(value));
@@ -183,7 +187,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
 
   async function messages(req: IncomingMessage, res: ServerResponse, path: string, raw: string): Promise<void> {
     const session = String(req.headers['x-claude-code-session-id'] ?? 'anonymous');
-    const rec: RecordedRequest = { method: req.method ?? '', path, session, step: -1 };
+    const rec: RecordedRequest = { method: req.method ?? '', path, session, credential: credentialOf(req), step: -1 };
     requests.push(rec);
     let body: unknown;
     try {
@@ -237,7 +241,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
     const raw = await readBody(req);
     if (req.method === 'POST' && path === '/v1/messages') return messages(req, res, path, raw);
-    requests.push({ method: req.method ?? '', path, session: '', step: -1 });
+    requests.push({ method: req.method ?? '', path, session: '', credential: credentialOf(req), step: -1 });
     if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
       try {
         const b = JSON.parse(raw) as { model?: unknown; messages?: unknown };

@@ -1,6 +1,8 @@
 import type { PluginSource } from '../core/kernel/boot.js';
-import type { Plugin } from '../core/kernel/kernel.js';
+import type { Plugin } from '../core/plugin.js';
 import { DECIDER_HTTP_KEYS } from './decider-http/keys.js';
+import { DECIDER_LOCAL_COMMANDS } from './decider-local/commands.js';
+import { SANDBOX_COMMANDS } from './sandbox-docker/commands.js';
 import { SANDBOX_PLUGIN_KEYS } from './sandbox-docker/keys.js';
 
 /**
@@ -26,11 +28,16 @@ export const BUILTINS: readonly BuiltinPlugin[] = [
     configuration: DECIDER_HTTP_KEYS,
     load: async () => (await import('./decider-http/index.js')).default,
   },
-  { name: 'decider-local', load: async () => (await import('./decider-local/index.js')).default },
-  { name: 'embed-local', load: async () => (await import('./embed-local/index.js')).default },
+  {
+    name: 'decider-local',
+    commands: DECIDER_LOCAL_COMMANDS,
+    load: async () => (await import('./decider-local/index.js')).default,
+  },
+  { name: 'embed-local', load: async () => (await import('./decider-local/embed/index.js')).default },
   {
     name: 'sandbox-docker',
     configuration: SANDBOX_PLUGIN_KEYS,
+    commands: SANDBOX_COMMANDS,
     load: async () => (await import('./sandbox-docker/index.js')).default,
   },
   { name: 'core-agent', load: async () => (await import('../core/agent/plugin.js')).agentPlugin },

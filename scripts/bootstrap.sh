@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A fresh Debian machine, made ready to run Chalk: git, jq and the Docker engine
-# from Debian's packages (dockerd started), the sandbox image built (on a Debian
+# from Debian's packages (dockerd started), the sandbox and egress images built (on a Debian
 # base made with debootstrap, so no image registry is needed), and the npm
 # dependencies installed with dist/ built. Run as root (or with sudo). Each step
 # is skipped when its result is already there.
@@ -16,3 +16,5 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 bash .ci/setup.d/20-docker.sh
 npm ci --no-audit --no-fund
+# The egress image beside the sandbox image (a first run would build it otherwise).
+bash .ci/setup.d/45-egress.sh

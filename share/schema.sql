@@ -136,17 +136,11 @@ DO $$ BEGIN
   END IF;
 END $$;
 
--- Version 6: similarity recall (failure and text mode) finds its best lessons by nearest-neighbour
--- order on a GiST trigram index (`col <-> query`, distance = 1 - similarity; core/store/lessons.ts
--- says why and how ties stay exact). A GiST leaf holds the text's whole trigram array, and an index
--- row has at most 8,191 bytes, so only texts with at most chalk_knn_trgms() distinct trigrams (3
--- bytes each) are in it; the longer ones, rare, have a partial GIN index of their own.
--- chalk_knn_trgms() is the one copy of that bound (the recall statements call it).
+-- Version 6: each text's count of distinct trigrams (recall's n; similarity is shared / (n + m - shared)).
+-- chalk_knn_trgms() is the bound version 6's nearest-neighbour index had on a text's trigrams (an index
+-- row holds at most 8,191 bytes); version 9's bitmaps have no such bound and replace its indexes.
 CREATE OR REPLACE FUNCTION chalk_knn_trgms() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 2000 $$;
-DO $$
-DECLARE
-  cap integer := chalk_knn_trgms();
-BEGIN
+DO $$ BEGIN
   IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
     IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'lessons'::regclass AND attname = 'signature_trgms' AND NOT attisdropped) THEN
       EXECUTE 'ALTER TABLE lessons ADD COLUMN signature_trgms integer GENERATED ALWAYS AS
@@ -156,64 +150,6 @@ BEGIN
       EXECUTE 'ALTER TABLE lessons ADD COLUMN first_error_trgms integer GENERATED ALWAYS AS
         (coalesce(array_length(show_trgm(first_error), 1), 0)) STORED';
     END IF;
-    EXECUTE format(
-      'CREATE INDEX IF NOT EXISTS lessons_signature_knn ON lessons USING gist (signature gist_trgm_ops(siglen = 256))
-       WHERE signature_trgms <= %s AND resolved_at IS NOT NULL AND forgotten_at IS NULL', cap);
-    EXECUTE format(
-      'CREATE INDEX IF NOT EXISTS lessons_first_error_knn ON lessons USING gist (first_error gist_trgm_ops(siglen = 256))
-       WHERE first_error IS NOT NULL AND first_error_trgms <= %s AND resolved_at IS NOT NULL AND forgotten_at IS NULL', cap);
-    EXECUTE format(
-      'CREATE INDEX IF NOT EXISTS lessons_signature_long ON lessons USING gin (signature gin_trgm_ops)
-       WHERE signature_trgms > %s AND resolved_at IS NOT NULL AND forgotten_at IS NULL', cap);
-    EXECUTE format(
-      'CREATE INDEX IF NOT EXISTS lessons_first_error_long ON lessons USING gin (first_error gin_trgm_ops)
-       WHERE first_error IS NOT NULL AND first_error_trgms > %s AND resolved_at IS NOT NULL AND forgotten_at IS NULL', cap);
-  END IF;
-END $$;
-
--- Version 7: spec-mode recall's candidates. word_similarity(text, spec) is the share of the text's
--- distinct trigrams found in the best extent of the spec, so a text scores above 0.6 only if more
--- than 0.6 of its trigrams are among the spec's (core/store/lessons.ts). lesson_trgms holds each
--- lesson's distinct trigrams of coalesce(first_error, signature) with their count `of`, kept by a
--- trigger from the text columns, so one index search by the spec's trigrams counts, per lesson, the
--- trigrams it shares, and only lessons that can pass are scored.
-DO $$ BEGIN
-  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
-    CREATE TABLE IF NOT EXISTS lesson_trgms (
-      trgm text NOT NULL,
-      lesson_id bigint NOT NULL REFERENCES lessons (id) ON DELETE CASCADE,
-      "of" integer NOT NULL,
-      PRIMARY KEY (trgm, lesson_id)
-    );
-    CREATE INDEX IF NOT EXISTS lesson_trgms_lesson_idx ON lesson_trgms (lesson_id);
-    CREATE OR REPLACE FUNCTION chalk_lesson_trgms() RETURNS trigger LANGUAGE plpgsql AS $f$
-    DECLARE
-      ts text[] := show_trgm(coalesce(NEW.first_error, NEW.signature));
-    BEGIN
-      IF TG_OP = 'UPDATE' THEN
-        DELETE FROM lesson_trgms WHERE lesson_id = NEW.id;
-      END IF;
-      INSERT INTO lesson_trgms (trgm, lesson_id, "of")
-        SELECT t, NEW.id, coalesce(array_length(ts, 1), 0) FROM unnest(ts) AS t;
-      RETURN NULL;
-    END $f$;
-    CREATE OR REPLACE TRIGGER lesson_trgms_insert AFTER INSERT ON lessons
-      FOR EACH ROW EXECUTE FUNCTION chalk_lesson_trgms();
-    CREATE OR REPLACE TRIGGER lesson_trgms_update AFTER UPDATE OF signature, first_error ON lessons
-      FOR EACH ROW WHEN (OLD.signature IS DISTINCT FROM NEW.signature OR OLD.first_error IS DISTINCT FROM NEW.first_error)
-      EXECUTE FUNCTION chalk_lesson_trgms();
-    -- Version 5's way (a generated trigram count, a partial GIN index per band of it, and the list
-    -- of bands), which this replaces; they hold nothing lesson_trgms does not.
-    DROP INDEX IF EXISTS lessons_spec_trgm_1, lessons_spec_trgm_8, lessons_spec_trgm_16,
-      lessons_spec_trgm_32, lessons_spec_trgm_64, lessons_spec_trgm_128, lessons_spec_trgm_256,
-      lessons_spec_trgm_512;
-    ALTER TABLE lessons DROP COLUMN IF EXISTS recall_trgms;
-    DROP FUNCTION IF EXISTS chalk_spec_bands();
-    -- Lessons written before version 7.
-    INSERT INTO lesson_trgms (trgm, lesson_id, "of")
-      SELECT t, l.id, coalesce(array_length(show_trgm(coalesce(l.first_error, l.signature)), 1), 0)
-      FROM lessons l, unnest(show_trgm(coalesce(l.first_error, l.signature))) AS t
-      WHERE NOT EXISTS (SELECT 1 FROM lesson_trgms x WHERE x.lesson_id = l.id);
   END IF;
 END $$;
 
@@ -253,3 +189,182 @@ ALTER TABLE decisions ADD COLUMN IF NOT EXISTS url text;
 CREATE INDEX IF NOT EXISTS decisions_run_idx ON decisions (run_id);
 CREATE INDEX IF NOT EXISTS decisions_call_idx ON decisions (call_id);
 CREATE INDEX IF NOT EXISTS decisions_created_idx ON decisions (created_at);
+
+-- Version 8: where each row was born, for `chalk db copy` (core/store/copy/). Every database has
+-- its own `origin` (a random id made once); a row copied from another database keeps that
+-- database's origin and its id there (`origin_id`), and a row born here has neither. The unique
+-- index makes a second copy of the same row a no-op, and rows from two machines never collide.
+ALTER TABLE chalk_schema ADD COLUMN IF NOT EXISTS origin text NOT NULL DEFAULT gen_random_uuid()::text;
+DO $$
+DECLARE
+  t text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY['runs', 'events', 'lessons', 'lesson_recalls', 'decisions'] LOOP
+    EXECUTE format('ALTER TABLE %I ADD COLUMN IF NOT EXISTS origin text', t);
+    EXECUTE format('ALTER TABLE %I ADD COLUMN IF NOT EXISTS origin_id bigint', t);
+    EXECUTE format('CREATE UNIQUE INDEX IF NOT EXISTS %I ON %I (origin, origin_id)', t || '_origin_idx', t);
+  END LOOP;
+END $$;
+
+-- Version 6's trigram indexes and version 7's lesson_trgms, which version 9's bitmaps replace (they hold
+-- nothing of their own: each is made from the lessons' texts).
+DROP INDEX IF EXISTS lessons_signature_knn, lessons_first_error_knn, lessons_signature_long, lessons_first_error_long;
+DROP TRIGGER IF EXISTS lesson_trgms_insert ON lessons;
+DROP TRIGGER IF EXISTS lesson_trgms_update ON lessons;
+DROP TABLE IF EXISTS lesson_trgms;
+DROP FUNCTION IF EXISTS chalk_lesson_trgms();
+-- Version 5's way of spec-mode recall (a generated trigram count, a partial GIN index per band of it).
+DROP INDEX IF EXISTS lessons_spec_trgm_1, lessons_spec_trgm_8, lessons_spec_trgm_16,
+  lessons_spec_trgm_32, lessons_spec_trgm_64, lessons_spec_trgm_128, lessons_spec_trgm_256,
+  lessons_spec_trgm_512;
+ALTER TABLE lessons DROP COLUMN IF EXISTS recall_trgms;
+DROP FUNCTION IF EXISTS chalk_spec_bands();
+
+-- Version 9: recall's bitmaps (core/store/lesson-bits.ts reads them). A lesson's slot is its id: chunk
+-- id >> 13, bit id & 8191 of that chunk's bitmaps. Each row of lesson_bits is the set of lessons of one
+-- chunk with one key: a trigram of the signature (kind 's') or of coalesce(first_error, signature)
+-- ('c'); bit j of that text's trigram count ('n' for the signature, 'm' for the other, name j);
+-- recallable ('r': resolved, not forgotten), scoped general ('g'), with a first error ('e'); the
+-- repository ('p', name the repository). Up to 256 lessons a row is a list (`list`: each slot as two
+-- bytes, high byte first, ascending), beyond that an 8,192-bit bitmap (`bits`). Triggers keep it: a
+-- statement's new lessons at once, a changed or deleted lesson by its own keys; every change sets or
+-- clears only its own lesson's bit, so concurrent writers commute.
+DO $$ BEGIN
+  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+    CREATE TABLE IF NOT EXISTS lesson_bits (
+      kind text NOT NULL,
+      name text NOT NULL,
+      chunk integer NOT NULL,
+      list bytea,
+      bits bit(8192),
+      PRIMARY KEY (kind, name, chunk),
+      CHECK ((list IS NULL) <> (bits IS NULL))
+    );
+    -- A lesson's keys (see above).
+    CREATE OR REPLACE FUNCTION chalk_lesson_keys(sig text, fe text, sig_n integer, fe_n integer,
+        recallable boolean, scope text, repo text)
+      RETURNS TABLE (kind text, name text) LANGUAGE sql IMMUTABLE AS $f$
+      SELECT 's', t FROM unnest(show_trgm(sig)) t
+      UNION ALL SELECT 'c', t FROM unnest(show_trgm(coalesce(fe, sig))) t
+      UNION ALL SELECT 'n', j::text FROM generate_series(0, 30) j WHERE (sig_n >> j) & 1 = 1
+      UNION ALL SELECT 'm', j::text FROM generate_series(0, 30) j
+        WHERE ((CASE WHEN fe IS NULL THEN sig_n ELSE fe_n END) >> j) & 1 = 1
+      UNION ALL SELECT 'r', '' WHERE recallable
+      UNION ALL SELECT 'g', '' WHERE scope = 'general'
+      UNION ALL SELECT 'e', '' WHERE fe IS NOT NULL
+      UNION ALL SELECT 'p', repo
+    $f$;
+    -- A list's slots, and slots as a list (distinct, ascending).
+    CREATE OR REPLACE FUNCTION chalk_list_slots(l bytea) RETURNS integer[] LANGUAGE sql IMMUTABLE AS $f$
+      SELECT coalesce(array_agg((get_byte(l, 2 * i) << 8) | get_byte(l, 2 * i + 1) ORDER BY i), '{}')
+      FROM generate_series(0, coalesce(length(l), 0) / 2 - 1) i
+    $f$;
+    CREATE OR REPLACE FUNCTION chalk_slots_list(s integer[]) RETURNS bytea LANGUAGE sql IMMUTABLE AS $f$
+      SELECT coalesce(string_agg(int2send(x::smallint), ''::bytea ORDER BY x), ''::bytea)
+      FROM (SELECT DISTINCT unnest(s) AS x) u
+    $f$;
+    CREATE OR REPLACE FUNCTION chalk_slots_bits(s integer[]) RETURNS bit LANGUAGE sql IMMUTABLE AS $f$
+      SELECT coalesce(bit_or(set_bit(B'0'::bit(8192), x, 1)), B'0'::bit(8192)) FROM unnest(s) x
+    $f$;
+    -- Two rows' union: a list while it has at most 256 lessons, else NULL (chalk_bits_or has it).
+    CREATE OR REPLACE FUNCTION chalk_bits_union(b1 bit, l1 bytea, b2 bit, l2 bytea)
+      RETURNS bytea LANGUAGE sql IMMUTABLE AS $f$
+      SELECT CASE WHEN b1 IS NULL AND b2 IS NULL THEN
+        (SELECT CASE WHEN count(DISTINCT x) <= 256 THEN chalk_slots_list(array_agg(x)) END
+         FROM unnest(chalk_list_slots(l1) || chalk_list_slots(l2)) x)
+      END
+    $f$;
+    CREATE OR REPLACE FUNCTION chalk_bits_or(b1 bit, l1 bytea, b2 bit, l2 bytea)
+      RETURNS bit LANGUAGE sql IMMUTABLE AS $f$
+      SELECT CASE WHEN chalk_bits_union(b1, l1, b2, l2) IS NULL
+        THEN coalesce(b1, chalk_slots_bits(chalk_list_slots(l1))) | coalesce(b2, chalk_slots_bits(chalk_list_slots(l2))) END
+    $f$;
+    -- Adds lessons (ids) to keys: one row per key and chunk, in key order (concurrent writers lock
+    -- rows in the same order).
+    CREATE OR REPLACE FUNCTION chalk_bits_add(keys text[], names text[], ids bigint[]) RETURNS void
+      LANGUAGE sql AS $f$
+      INSERT INTO lesson_bits AS b (kind, name, chunk, list, bits)
+      SELECT kind, name, chunk, CASE WHEN cardinality(slots) <= 256 THEN chalk_slots_list(slots) END,
+             CASE WHEN cardinality(slots) > 256 THEN chalk_slots_bits(slots) END
+      FROM (SELECT k AS kind, n AS name, (i >> 13)::int AS chunk, array_agg(DISTINCT (i & 8191)::int) AS slots
+            FROM unnest(keys, names, ids) AS x(k, n, i) GROUP BY 1, 2, 3) g
+      ORDER BY kind, name, chunk
+      ON CONFLICT (kind, name, chunk) DO UPDATE SET
+        list = chalk_bits_union(b.bits, b.list, EXCLUDED.bits, EXCLUDED.list),
+        bits = chalk_bits_or(b.bits, b.list, EXCLUDED.bits, EXCLUDED.list)
+    $f$;
+    -- Clears lessons (ids) from keys.
+    CREATE OR REPLACE FUNCTION chalk_bits_clear(keys text[], names text[], ids bigint[]) RETURNS void
+      LANGUAGE sql AS $f$
+      UPDATE lesson_bits b SET
+        list = CASE WHEN b.list IS NOT NULL THEN
+          (SELECT chalk_slots_list(coalesce(array_agg(x), '{}')) FROM unnest(chalk_list_slots(b.list)) x
+           WHERE x <> ALL (g.slots)) END,
+        bits = b.bits & ~chalk_slots_bits(g.slots)
+      FROM (SELECT k AS kind, n AS name, (i >> 13)::int AS chunk, array_agg((i & 8191)::int) AS slots
+            FROM unnest(keys, names, ids) AS x(k, n, i) GROUP BY 1, 2, 3 ORDER BY 1, 2, 3) g
+      WHERE b.kind = g.kind AND b.name = g.name AND b.chunk = g.chunk
+    $f$;
+    CREATE OR REPLACE FUNCTION chalk_lesson_bits_insert() RETURNS trigger LANGUAGE plpgsql AS $f$
+    BEGIN
+      PERFORM chalk_bits_add(array_agg(k.kind), array_agg(k.name), array_agg(a.id))
+      FROM added a, LATERAL chalk_lesson_keys(a.signature, a.first_error, a.signature_trgms, a.first_error_trgms,
+        a.resolved_at IS NOT NULL AND a.forgotten_at IS NULL, a.scope, a.repo) k;
+      RETURN NULL;
+    END $f$;
+    CREATE OR REPLACE FUNCTION chalk_lesson_bits_change() RETURNS trigger LANGUAGE plpgsql AS $f$
+    BEGIN
+      PERFORM chalk_bits_clear(array_agg(kind), array_agg(name), array_fill(OLD.id, ARRAY[count(*)::int]))
+      FROM (SELECT * FROM chalk_lesson_keys(OLD.signature, OLD.first_error, OLD.signature_trgms,
+              OLD.first_error_trgms, OLD.resolved_at IS NOT NULL AND OLD.forgotten_at IS NULL, OLD.scope, OLD.repo)
+            EXCEPT SELECT * FROM chalk_lesson_keys(NEW.signature, NEW.first_error, NEW.signature_trgms,
+              NEW.first_error_trgms, NEW.resolved_at IS NOT NULL AND NEW.forgotten_at IS NULL, NEW.scope, NEW.repo)
+            WHERE TG_OP = 'UPDATE' AND NEW.id = OLD.id) gone;
+      IF TG_OP = 'UPDATE' THEN
+        PERFORM chalk_bits_add(array_agg(kind), array_agg(name), array_fill(NEW.id, ARRAY[count(*)::int]))
+        FROM (SELECT * FROM chalk_lesson_keys(NEW.signature, NEW.first_error, NEW.signature_trgms,
+                NEW.first_error_trgms, NEW.resolved_at IS NOT NULL AND NEW.forgotten_at IS NULL, NEW.scope, NEW.repo)
+              EXCEPT SELECT * FROM chalk_lesson_keys(OLD.signature, OLD.first_error, OLD.signature_trgms,
+                OLD.first_error_trgms, OLD.resolved_at IS NOT NULL AND OLD.forgotten_at IS NULL, OLD.scope, OLD.repo)
+              WHERE NEW.id = OLD.id) come;
+      END IF;
+      RETURN NULL;
+    END $f$;
+    CREATE OR REPLACE FUNCTION chalk_lesson_bits_truncate() RETURNS trigger LANGUAGE plpgsql AS $f$
+    BEGIN
+      TRUNCATE lesson_bits;
+      RETURN NULL;
+    END $f$;
+    CREATE OR REPLACE TRIGGER lesson_bits_insert AFTER INSERT ON lessons
+      REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION chalk_lesson_bits_insert();
+    CREATE OR REPLACE TRIGGER lesson_bits_update
+      AFTER UPDATE OF id, repo, signature, first_error, resolved_at, forgotten_at, scope ON lessons
+      FOR EACH ROW WHEN (OLD.id IS DISTINCT FROM NEW.id OR OLD.repo IS DISTINCT FROM NEW.repo
+        OR OLD.signature IS DISTINCT FROM NEW.signature OR OLD.first_error IS DISTINCT FROM NEW.first_error
+        OR (OLD.resolved_at IS NULL) <> (NEW.resolved_at IS NULL) OR (OLD.forgotten_at IS NULL) <> (NEW.forgotten_at IS NULL)
+        OR OLD.scope IS DISTINCT FROM NEW.scope)
+      EXECUTE FUNCTION chalk_lesson_bits_change();
+    CREATE OR REPLACE TRIGGER lesson_bits_delete AFTER DELETE ON lessons
+      FOR EACH ROW EXECUTE FUNCTION chalk_lesson_bits_change();
+    CREATE OR REPLACE TRIGGER lesson_bits_truncate AFTER TRUNCATE ON lessons
+      FOR EACH STATEMENT EXECUTE FUNCTION chalk_lesson_bits_truncate();
+    -- Every lesson's bits made afresh in one statement (each key and chunk's row written once, as
+    -- chalk_bits_add writes a new row: a list up to 256 lessons, else a bitmap).
+    CREATE OR REPLACE FUNCTION chalk_lesson_bits_rebuild() RETURNS void LANGUAGE plpgsql AS $f$
+    BEGIN
+      DELETE FROM lesson_bits;
+      INSERT INTO lesson_bits (kind, name, chunk, list, bits)
+      SELECT kind, name, chunk,
+             CASE WHEN count(*) <= 256 THEN string_agg(int2send(slot::smallint), ''::bytea ORDER BY slot) END,
+             CASE WHEN count(*) > 256 THEN bit_or(set_bit(B'0'::bit(8192), slot, 1)) END
+      FROM (SELECT DISTINCT k.kind, k.name, (l.id >> 13)::int AS chunk, (l.id & 8191)::int AS slot
+            FROM lessons l, LATERAL chalk_lesson_keys(l.signature, l.first_error, l.signature_trgms,
+              l.first_error_trgms, l.resolved_at IS NOT NULL AND l.forgotten_at IS NULL, l.scope, l.repo) k) x
+      GROUP BY kind, name, chunk;
+    END $f$;
+    -- Lessons written before version 9 (a database that has its bits already is left as it is).
+    IF NOT EXISTS (SELECT 1 FROM lesson_bits) THEN
+      PERFORM chalk_lesson_bits_rebuild();
+    END IF;
+  END IF;
+END $$;

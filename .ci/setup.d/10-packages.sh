@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Debian packages the tests use: git, jq, the Docker engine, Postgres 15, debootstrap.
+# Debian packages the tests use: git, git-lfs (host git must run none of its filters), jq, the Docker engine, Postgres 15, debootstrap.
 set -euo pipefail
 need=()
-for pkg in git jq docker.io postgresql debootstrap ca-certificates procps; do
+for pkg in git git-lfs jq docker.io postgresql debootstrap ca-certificates procps; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

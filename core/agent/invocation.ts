@@ -7,7 +7,7 @@ import { answerJsonSchema } from './schemas.js';
  * reach the CLI through its environment.
  */
 
-export type Access = 'read' | 'write' | 'host';
+export type Access = 'read' | 'write';
 export type PermissionMode = 'auto' | 'bypass';
 
 /** Read tools and read-only git: all a spec check, review or distillation may use. */
@@ -30,15 +30,17 @@ export function accessOf(kind: CallKind): Access {
     case 'spec-check':
     case 'review':
     case 'distill':
-      return 'read';
+    // The fleet's breakdown runs in a sandbox too, reading the repository (core/fleet/plan-call.ts).
     case 'plan':
-      return 'host';
+      return 'read';
   }
 }
 
 /** The configuration the command line depends on (CHALK_* keys). */
 export interface AgentSettings {
   budgetUsd: string;
+  /** CHALK_AGENT_TIMEOUT: seconds a call may take; absent, none. */
+  timeoutS?: number;
   permissionMode: PermissionMode;
   model: string;
   cheapModel: string;
@@ -47,20 +49,14 @@ export interface AgentSettings {
 
 /** The model a kind asks for ('' means the CLI's default). */
 export function modelFor(kind: CallKind, s: AgentSettings): string {
-  switch (accessOf(kind)) {
-    case 'write':
-      return s.model;
-    case 'host':
-      return '';
-    default:
-      return kind === 'review' ? s.reviewModel : s.cheapModel;
-  }
+  if (accessOf(kind) === 'write' || kind === 'plan') return s.model;
+  return kind === 'review' ? s.reviewModel : s.cheapModel;
 }
 
 export interface InvocationInput {
   kind: CallKind;
   settings: AgentSettings;
-  /** The system prompt file as the CLI sees it; required for every kind but `plan`. */
+  /** The system prompt file as the CLI sees it. */
   systemPromptFile?: string;
   /** Overrides the kind's configured model. */
   model?: string;
@@ -79,7 +75,6 @@ export function buildInvocation(input: InvocationInput): string[] {
     '--max-budget-usd',
     settings.budgetUsd,
   ];
-  if (access === 'host') return argv;
   if (!input.systemPromptFile) throw new Error(`a ${kind} call needs a system prompt file`);
   argv.push('--append-system-prompt-file', input.systemPromptFile);
   const model = input.model ?? modelFor(kind, settings);

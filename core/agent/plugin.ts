@@ -11,9 +11,9 @@ export const agentPlugin: Plugin = {
     kernel.bind(Tokens.Agent, { useFactory: () => ClaudeAgent.fromConfig(kernel.config) });
     kernel.checks.push(
       startModeCheck(kernel.config, () => {
-        if (!kernel.container.isRegistered(Tokens.Sandbox, true)) return undefined;
+        if (!kernel.has(Tokens.Sandbox)) return undefined;
         try {
-          const sandbox = kernel.container.resolve(Tokens.Sandbox);
+          const sandbox = kernel.resolve(Tokens.Sandbox);
           return isOneShotRunner(sandbox) ? sandbox : undefined;
         } catch {
           return undefined;

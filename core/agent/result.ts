@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timedOutNote } from '../config/limits.js';
 import type { AgentResult, AgentUsage, AnswerOf, CallKind, PermissionDenial } from '../ports/agent.js';
 import { parseAnswer } from './schemas.js';
 
@@ -47,6 +48,26 @@ export interface RawRun {
   stdout: string;
   stderr: string;
   durationMs: number;
+  /** The call was stopped at its timeout (`timeoutS` seconds, CHALK_AGENT_TIMEOUT). */
+  timedOut?: boolean;
+  timeoutS?: number;
+  /** The CLI printed past the output cap and was stopped. */
+  outputCapped?: boolean;
+  /** The sandbox's words for why it ended the CLI (ExecResult.killedBy). */
+  killedBy?: string;
+}
+
+/** The CLI could not start (no such command, not executable): it spent nothing. */
+const NEVER_STARTED = new Set([126, 127]);
+
+/** How a limit or the sandbox ended a call that gave no result, as its status and in words. */
+function endingOf(run: RawRun): { status: string; ending?: string } {
+  if (run.timedOut) return { status: 'timed_out', ending: timedOutNote('CHALK_AGENT_TIMEOUT', run.timeoutS ?? 0) };
+  if (run.outputCapped) {
+    return { status: 'output_capped', ending: 'printed more than CHALK_OUTPUT_CAP_MB of output and was stopped' };
+  }
+  if (run.killedBy) return { status: 'killed', ending: `was killed: ${run.killedBy}` };
+  return { status: 'error' };
 }
 
 const ZERO_USAGE: AgentUsage = {
@@ -111,10 +132,18 @@ function tokens(r: z.infer<typeof resultJson>): Omit<AgentUsage, 'turns'> {
   };
 }
 
+/**
+ * The call's result as the CLI wrote it. Only the CLI writes what is read
+ * here (the sandbox starts it so: SandboxSession.exec), so its result line
+ * decides the answer and the cost. A call with no readable result (killed,
+ * timed out, cut off) is counted at `capUsd`, the most it could have spent,
+ * unless the CLI never started.
+ */
 export function parseResult<K extends CallKind>(
   kind: K,
   run: RawRun,
   requestedModel: string,
+  opts: { capUsd?: number } = {},
 ): AgentResult<AnswerOf[K]> {
   const base = {
     exitCode: run.exitCode,
@@ -124,11 +153,13 @@ export function parseResult<K extends CallKind>(
   };
   const parsed = resultJson.safeParse(lastJsonObject(run.stdout));
   if (!parsed.success) {
+    const unknown = !NEVER_STARTED.has(run.exitCode);
     return {
       ...base,
       answer: 'none',
-      status: 'error',
-      costUsd: 0,
+      ...endingOf(run),
+      costUsd: unknown ? (opts.capUsd ?? 0) : 0,
+      ...(unknown ? { costUnknown: true } : {}),
       usage: ZERO_USAGE,
       denials: [],
       model: requestedModel || 'default',

@@ -20,6 +20,11 @@ export interface ConfigEntry {
   scope: KeySpec['scope'];
   /** Who declared the key: `core` or a plugin's name. */
   plugin: string;
+  /**
+   * A limit the repository set above this machine's ceiling: what it asked
+   * for; `raw` is then the ceiling's value (the ceiling key is `limit.ceiling`).
+   */
+  heldFrom?: string;
 }
 
 const KEY_RE = /^[A-Z][A-Z0-9_]*$/;
@@ -121,12 +126,25 @@ export class Config {
     return e;
   }
 
+  /** The key's spec in this configuration's table. */
+  spec(key: string): KeySpec | undefined {
+    return this.table.find((k) => k.name === key);
+  }
+
+  /** What `.chalk/config` says for a machine key, which is never used (only the environment sets it); null when nothing. */
+  proposed(key: string): string | null {
+    const spec = this.spec(key);
+    const v = this.sources.file.values.get(key);
+    return spec?.scope === 'machine' && v !== undefined && v.trim() !== '' ? v : null;
+  }
+
   /** Entries for display: secrets masked. */
-  display(): Array<{ key: string; value: string; source: Source; scope: string; plugin: string }> {
+  display(): Array<{ key: string; value: string; source: string; scope: string; plugin: string }> {
     return [...this.entries.values()].map((e) => ({
       key: e.key,
       value: e.secret && e.raw !== '' ? '********' : e.raw,
-      source: e.source,
+      // A repository's limit held to the ceiling says so: `file (asked 12000)`.
+      source: e.heldFrom !== undefined ? `file (asked ${e.heldFrom})` : e.source,
       scope: e.scope,
       plugin: e.plugin,
     }));
@@ -169,6 +187,28 @@ export function loadConfig(opts: LoadOptions): Config {
   return resolveConfig({ table: opts.keys ?? CORE_TABLE, root: opts.root, sources: { env, file, warn }, final: false });
 }
 
+/** The environment's value of a key, or its default (what a machine key is). */
+function machineValue(spec: KeySpec | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  if (!spec) return undefined;
+  const v = env[spec.name];
+  return v === undefined || v === '' ? spec.default : v;
+}
+
+/**
+ * A limit the repository's file set above this machine's ceiling is held to
+ * the ceiling (when both can be measured here; `auto` is the reader's to hold).
+ */
+function holdToCeiling(spec: KeySpec, raw: string, table: KeyTable, env: NodeJS.ProcessEnv): string | null {
+  if (!spec.limit) return null;
+  const ceiling = machineValue(
+    table.find((k) => k.name === spec.limit?.ceiling),
+    env,
+  );
+  if (ceiling === undefined) return null;
+  const [asked, most] = [spec.limit.measure(raw), spec.limit.measure(ceiling)];
+  return asked !== null && most !== null && asked > most ? ceiling : null;
+}
+
 function resolveConfig(o: { table: KeyTable; root: string | null; sources: Sources; final: boolean }): Config {
   const { env, file } = o.sources;
   const entries = new Map<string, ConfigEntry>();
@@ -177,6 +217,7 @@ function resolveConfig(o: { table: KeyTable; root: string | null; sources: Sourc
     const fromFile = spec.scope === 'repo' ? file.values.get(spec.name) : undefined;
     let raw: string;
     let source: Source;
+    let heldFrom: string | undefined;
     if (fromEnv !== undefined) {
       // Set but empty in the environment: the default, never the file.
       raw = fromEnv === '' ? spec.default : fromEnv;
@@ -184,6 +225,12 @@ function resolveConfig(o: { table: KeyTable; root: string | null; sources: Sourc
     } else if (fromFile !== undefined && fromFile !== '') {
       raw = fromFile;
       source = 'file';
+      // A valid value over the ceiling is held to it; an invalid one is refused below as it is.
+      const held = spec.schema.safeParse(raw).success ? holdToCeiling(spec, raw, o.table, env) : null;
+      if (held !== null) {
+        heldFrom = raw;
+        raw = held;
+      }
     } else {
       raw = spec.default;
       source = 'default';
@@ -203,6 +250,7 @@ function resolveConfig(o: { table: KeyTable; root: string | null; sources: Sourc
       secret: spec.secret === true,
       scope: spec.scope,
       plugin: spec.plugin,
+      ...(heldFrom !== undefined ? { heldFrom } : {}),
     });
   }
   const config = new Config(entries, o.root, o.sources, o.table);
@@ -212,16 +260,24 @@ function resolveConfig(o: { table: KeyTable; root: string | null; sources: Sourc
   return config;
 }
 
-/** Warns once per file and key about a `.chalk/config` key that is not a repository key of the table. */
+/**
+ * Warns once per file and key about a `.chalk/config` key that is not a repository key of
+ * the table: unknown, or a machine key, which only this machine's environment sets.
+ */
 function warnUnknown(root: string, table: KeyTable, sources: Sources): void {
-  const repoKeys = new Set(table.filter((k) => k.scope === 'repo').map((k) => k.name));
+  const scopes = new Map(table.map((k) => [k.name, k.scope]));
   const path = join(root, CONFIG_FILE);
   for (const key of sources.file.values.keys()) {
-    if (repoKeys.has(key)) continue;
+    const scope = scopes.get(key);
+    if (scope === 'repo') continue;
     const id = `${path}\0${key}`;
     if (warnedUnknown.has(id)) continue;
     warnedUnknown.add(id);
-    sources.warn(`ignoring unknown key in .chalk/config: ${key}`);
+    sources.warn(
+      scope === 'machine'
+        ? `ignoring ${key} in .chalk/config: only this machine's environment sets it`
+        : `ignoring unknown key in .chalk/config: ${key}`,
+    );
   }
 }
 

@@ -90,6 +90,22 @@ export const text = z.string();
 /** Where a key may be set: `repo` keys in `.chalk/config` or the environment; `machine` keys only in the environment. */
 export type KeyScope = 'repo' | 'machine';
 
+/**
+ * What makes a repository key a limit: a repository may lower it, or raise it
+ * only up to its ceiling, a machine key (the environment's alone) of the same
+ * schema. `measure` sizes a value for the comparison; null where it cannot be
+ * told from the text alone (`auto`), and the reader then holds it to the
+ * ceiling itself (the sandbox's CPUs, the fleet's parallelism).
+ */
+export interface Limit {
+  /** The machine key holding the ceiling, `CHALK_CEILING_<name>`. */
+  ceiling: string;
+  measure: (raw: string) => number | null;
+  /** How the run's first lines name it (`memory`, `rubric timeout`) and show a value. */
+  label: string;
+  show: (raw: string) => string;
+}
+
 /** One configuration key, as core's table and a plugin's `configuration` declare it. */
 export interface KeySpec {
   name: string;
@@ -103,6 +119,8 @@ export interface KeySpec {
   secret?: boolean;
   /** Keys shipped in the `chalk init` template (every repo key unless false). */
   inTemplate?: boolean;
+  /** A limit, held to the machine's ceiling when the repository sets it. */
+  limit?: Limit;
 }
 
 /** A key a repository may set in `.chalk/config` (or the environment). */
@@ -122,3 +140,38 @@ export const machineKey = (
   schema: z.ZodType<unknown> = text,
   extra: Partial<KeySpec> = {},
 ): KeySpec => ({ name, scope: 'machine', default: def, help, schema, ...extra });
+
+/** A plain number's size; null for anything else (`auto`). */
+export const numberSize = (raw: string): number | null => (/^[0-9]+(\.[0-9]+)?$/.test(raw) ? Number(raw) : null);
+
+const UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
+
+/** A size like 512m or 4g in bytes; null for anything else. */
+export const byteSize = (raw: string): number | null => {
+  const m = /^([1-9][0-9]*)([kmg]?)$/i.exec(raw);
+  return m ? Number(m[1]) * (UNITS[(m[2] ?? '').toLowerCase()] ?? 1) : null;
+};
+
+/**
+ * A repository key that is a limit, and its ceiling: the machine key
+ * `CHALK_CEILING_<name>` with the same kind of value (`schema` is made for
+ * each key's name, so an error names the key that is wrong) and `ceiling` as
+ * its default.
+ */
+export function limitKey(o: {
+  name: string;
+  default: string;
+  help: string;
+  schema: (key: string) => z.ZodType<unknown>;
+  ceiling: string;
+  label: string;
+  show?: (raw: string) => string;
+  measure?: Limit['measure'];
+}): [KeySpec, KeySpec] {
+  const ceiling = `CHALK_CEILING_${o.name.replace(/^CHALK_/, '')}`;
+  const limit: Limit = { ceiling, measure: o.measure ?? numberSize, label: o.label, show: o.show ?? ((raw) => raw) };
+  return [
+    repoKey(o.name, o.default, o.help, o.schema(o.name), { limit }),
+    machineKey(ceiling, o.ceiling, `Most a repository's .chalk/config may set ${o.name} to`, o.schema(ceiling)),
+  ];
+}

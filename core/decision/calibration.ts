@@ -87,11 +87,50 @@ export function gateUrl(url: string): string {
   }
 }
 
+/**
+ * The lowest of `levels` (ascending) at which the gate passes, or null: gateAt at each level, in
+ * one sweep. A run's answer at threshold t is its first shadow yes at or above t, so as t rises it
+ * moves along the run's record confidences (each answer more confident than every one before it):
+ * on (previous record, this record] the run is judged by this record, above its last none.
+ */
+function firstPassing(list: readonly StuckAnswerFacts[], levels: readonly number[]): number | null {
+  const records = new Map<string, StuckAnswerFacts[]>();
+  for (const a of list) {
+    if (a.mode !== 'shadow' || a.answer !== 'yes') continue;
+    const r = records.get(a.run);
+    if (!r) records.set(a.run, [a]);
+    else if (a.confidence > (r.at(-1) as StuckAnswerFacts).confidence) r.push(a);
+  }
+  const tally = { right: 0, wrong: 0, waiting: 0 };
+  const count = (a: StuckAnswerFacts | undefined, by: number) => {
+    if (a) tally[judgeStuck(a)] += by;
+  };
+  // Each record's end: above its confidence the run moves to its next record (or to none).
+  const moves: Array<{ at: number; from: StuckAnswerFacts; to: StuckAnswerFacts | undefined }> = [];
+  for (const r of records.values()) {
+    count(r[0], 1);
+    r.forEach((a, i) => {
+      moves.push({ at: a.confidence, from: a, to: r[i + 1] });
+    });
+  }
+  moves.sort((a, b) => a.at - b.at);
+  let next = 0;
+  for (const t of levels) {
+    for (; next < moves.length && (moves[next] as (typeof moves)[number]).at < t; next++) {
+      const m = moves[next] as (typeof moves)[number];
+      count(m.from, -1);
+      count(m.to, 1);
+    }
+    const judged = tally.right + tally.wrong;
+    if (judged >= GATE.minJudged && tally.right >= GATE.minCorrectShare * judged) return t;
+  }
+  return null;
+}
+
 function gateFor(url: string, model: string, list: readonly StuckAnswerFacts[], threshold: number): Calibration {
   const levels = [...new Set(list.filter((a) => a.mode === 'shadow' && a.answer === 'yes').map((a) => a.confidence))];
   levels.sort((a, b) => a - b);
-  const suggested = levels.find((t) => gateAt(list, t).passes) ?? null;
-  return { url, model, threshold, suggested, ...gateAt(list, threshold) };
+  return { url, model, threshold, suggested: firstPassing(list, levels), ...gateAt(list, threshold) };
 }
 
 /** The gate per (URL, model with revision), over all history, at the configured threshold. */
@@ -99,7 +138,9 @@ export function calibrationGate(answers: readonly StuckAnswerFacts[], threshold:
   const keys = new Map<string, StuckAnswerFacts[]>();
   for (const a of answers) {
     const k = JSON.stringify([a.url, a.model]);
-    keys.set(k, [...(keys.get(k) ?? []), a]);
+    const list = keys.get(k);
+    if (list) list.push(a);
+    else keys.set(k, [a]);
   }
   return [...keys.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))

@@ -1,5 +1,5 @@
 import type { DoctorCheck } from '../kernel/doctor.js';
-import type { Kernel } from '../kernel/kernel.js';
+import type { PluginHost } from '../kernel/kernel.js';
 import { Tokens } from '../kernel/tokens.js';
 import { calibrationLines, deciderStatus } from './status.js';
 
@@ -8,7 +8,7 @@ import { calibrationLines, deciderStatus } from './status.js';
  * trust, and whether `on` may act yet (the decider plugin's own line checks
  * health). Optional, so never FAIL: an uncalibrated decider records as shadow.
  */
-export function calibrationCheck(kernel: Kernel): DoctorCheck {
+export function calibrationCheck(kernel: PluginHost): DoctorCheck {
   return {
     id: 'decider-calibration',
     async run() {

@@ -12,7 +12,7 @@ import { stuckTap } from './stuck-tap.js';
 export const deciderSelection: Plugin = {
   name: 'core-decider',
   register(kernel) {
-    kernel.select('Decider', (config, offered) => selectDecider(config, offered), {
+    kernel.select('Decider', (config, _offered, offers) => selectDecider(config, offers), {
       setting: 'CHALK_DECIDER_PROVIDER',
     });
     // One decider per kernel (its runtime, admission and sinks are keyed by the instance), shared

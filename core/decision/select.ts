@@ -1,19 +1,15 @@
 import type { Config } from '../config/config.js';
-import { isLocalUrl } from './trust.js';
-
-/** The decider that runs on this machine (a later plugin offers it), and any decider reached over HTTP. */
-export const LOCAL_DECIDER = 'local';
-export const HOSTED_DECIDER = 'hosted';
+import type { Offer } from '../kernel/kernel.js';
 
 /**
- * The decider rule, over the names plugins offered. CHALK_DECIDER_PROVIDER names one
- * (any plugin's); `auto` picks `local` when CHALK_DECIDER_URL is on this machine's loopback
- * and a local decider is offered, else `hosted`. Null when auto finds neither: nothing is
- * bound, and a command that asks for a decider is told no plugin provides one.
+ * The decider rule, over what the offers declare. CHALK_DECIDER_PROVIDER names one (any
+ * plugin's); `auto` picks the last-offered decider whose declaration fits the configuration
+ * (decider-local's fits a loopback CHALK_DECIDER_URL once installed, decider-http's any URL; a
+ * later plugin's offer is preferred). Null when none fits: nothing is bound, and a command
+ * that asks for a decider is told no plugin provides one.
  */
-export function selectDecider(config: Config, offered: readonly string[]): string | null {
+export function selectDecider(config: Config, offers: readonly Offer[]): string | null {
   const chosen = config.str('CHALK_DECIDER_PROVIDER');
   if (chosen !== 'auto') return chosen;
-  if (isLocalUrl(config.str('CHALK_DECIDER_URL')) && offered.includes(LOCAL_DECIDER)) return LOCAL_DECIDER;
-  return offered.includes(HOSTED_DECIDER) ? HOSTED_DECIDER : null;
+  return offers.findLast((o) => o.auto?.(config) === true)?.name ?? null;
 }

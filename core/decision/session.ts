@@ -1,5 +1,5 @@
 import type { Config } from '../config/config.js';
-import type { Kernel } from '../kernel/kernel.js';
+import type { PluginHost } from '../kernel/kernel.js';
 import { Tokens } from '../kernel/tokens.js';
 import { runPaths } from '../layout.js';
 import type { Decider } from '../ports/decider.js';
@@ -156,7 +156,7 @@ const sessions = new WeakMap<object, DeciderSession>();
  * The one session of a kernel: the `core-decider` plugin's stuck tap and the lesson ladder's
  * rerank rung share it (the same decider instance, so the same runtime and sinks).
  */
-export function sessionFor(kernel: Pick<Kernel, 'config' | 'log' | 'has' | 'resolve'>): DeciderSession {
+export function sessionFor(kernel: Pick<PluginHost, 'config' | 'log' | 'has' | 'resolve'>): DeciderSession {
   let s = sessions.get(kernel);
   if (!s) {
     let decider: Decider | null | undefined;

@@ -1,8 +1,8 @@
 import type { Config } from '../config/config.js';
-import type { DeciderStatusPart } from '../kernel/doctor.js';
 import type { Decider, HealthReport } from '../ports/decider.js';
 import type { Store } from '../ports/store.js';
 import { type Calibration, calibrationsAt, describeCalibration } from './calibration.js';
+import type { DeciderStatusPart } from './status-part.js';
 import { displayUrl, isLocalUrl, isTrusted, whatItReceives } from './trust.js';
 
 /**

@@ -1,7 +1,6 @@
 import type { StopRequest, VerdictEvent } from '../kernel/hooks.js';
 import type { Log } from '../ports/log.js';
 import { decisionRequest } from '../protocol/questions.js';
-import { LoopBudget } from './budget.js';
 import { LOOP_RETRIES } from './call.js';
 import type { Decision } from './reading.js';
 import { type DeciderSession, sayNoAnswer } from './session.js';
@@ -36,18 +35,18 @@ const describe = (err: unknown) => (err instanceof Error ? err.message : String(
 
 async function ask(session: DeciderSession, ev: VerdictEvent, log: Log): Promise<StopRequest | undefined> {
   if (!session.mode()) return undefined;
-  if (!asksStuck(ev) || !ev.runId) return undefined;
+  if (!asksStuck(ev)) return undefined;
   const a = await session.open(
-    { runId: ev.runId, ticket: ev.ticket, repo: ev.repo ?? '', decisionsFile: ev.decisionsFile },
+    { runId: ev.runId, ticket: ev.ticket, repo: ev.repo, decisionsFile: ev.decisionsFile },
     log,
   );
   if (!a) return undefined;
   // Nothing is computed for an address that will be sent nothing.
-  const diffstat = a.refused ? null : ((await ev.diffstat?.()) ?? null);
+  const diffstat = a.refused ? null : await ev.diffstat();
   const request = decisionRequest(stuckState({ previous: ev.previous, current: ev.current, diffstat }), {
     [STUCK_ID]: STUCK_QUESTION,
   });
-  const budget = ev.budget ?? new LoopBudget();
+  const { budget } = ev;
   let outcome: StuckOutcome | null = null;
   const judge = (d: Decision): StuckOutcome =>
     stuckOutcome(d.response ? { answer: d.response.answers[STUCK_ID], model: d.response.model } : null, a.policy);
@@ -60,7 +59,7 @@ async function ask(session: DeciderSession, ev: VerdictEvent, log: Log): Promise
       run_id: ev.runId,
       ticket: ev.ticket,
       loop: String(ev.loop),
-      ...(ev.callId !== undefined && ev.callId !== null ? { call_id: String(ev.callId) } : {}),
+      ...(ev.callId !== null ? { call_id: String(ev.callId) } : {}),
     },
     annotate: (d) => {
       outcome = judge(d);
@@ -81,7 +80,7 @@ async function ask(session: DeciderSession, ev: VerdictEvent, log: Log): Promise
   return {
     stop: true,
     kind: 'stuck',
-    reason: `the decider judged the agent stuck on the same root cause as the loop before (confidence ${(result.confidence ?? 0).toFixed(2)})`,
-    ...(result.confidence !== null ? { confidence: result.confidence } : {}),
+    reason: `stuck: ${ev.reason}`,
+    next: `the decider judged the agent stuck on the same root cause as the loop before (confidence ${(result.confidence ?? 0).toFixed(2)}); fix that cause yourself, since a retry would likely fail the same way`,
   };
 }

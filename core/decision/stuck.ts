@@ -26,7 +26,7 @@ const MAX_LINE = 300;
 
 export interface LoopFacts {
   /** Empty both when none failed and when none were found: see `testsKnown`. */
-  failingTests: string[];
+  failingTests: readonly string[];
   firstError: string | null;
   /** False when the failing tests are UNKNOWN. */
   testsKnown?: boolean;

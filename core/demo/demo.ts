@@ -3,9 +3,9 @@ import { mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type ModelServer, startModelServer } from '../../demo/model-server.js';
+import { CREDENTIALS, hasCredential } from '../agent/credentials.js';
 import { UserError } from '../errors.js';
 import { run } from '../process/run.js';
-import { CREDENTIALS, hasCredential } from '../run/context.js';
 import { createDemoRepo, DEMO_BRANCH } from './example.js';
 import { demoScriptPicker } from './scripted-agent.js';
 

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
-import { firstError, isGenericError } from './first-error.js';
+import { firstErrorIn, isGenericError } from './first-error.js';
+import { cleanLog } from './log.js';
 import { testsFromReport } from './report.js';
-import { testsFromOutput } from './tests-from-output.js';
+import { detectRunners } from './runners/index.js';
+import { testsFromCleanOutput, testsFromOutput } from './tests-from-output.js';
 
 /**
  * A loop's fingerprint: what its rubric run reduces to, so that two loops can
@@ -48,10 +50,18 @@ export interface FailedRubric {
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
+/** A UTF-16 surrogate: a character above U+FFFF, or half of one. */
+const SURROGATE = /[\ud800-\udfff]/;
+
 /** Sorted in byte order (as `LC_ALL=C sort -u`), duplicates removed. */
 export function sortTests(ids: Iterable<string>): string[] {
   const unique = [...new Set(ids)];
-  return unique.sort((a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
+  // Without surrogates, JavaScript's order (UTF-16 code units) is code point order, which is
+  // UTF-8's byte order; with one, each ID's bytes are made once, not once per comparison.
+  if (!unique.some((id) => SURROGATE.test(id))) return unique.sort();
+  const keyed = unique.map((id) => ({ id, bytes: Buffer.from(id, 'utf8') }));
+  keyed.sort((a, b) => Buffer.compare(a.bytes, b.bytes));
+  return keyed.map((k) => k.id);
 }
 
 /** A git tree ID (SHA-1 or SHA-256), or '' for anything else. */
@@ -65,7 +75,11 @@ export function validTreeId(text: string): string {
  * from the runner's output. No IDs means UNKNOWN (null).
  */
 export function failingTests(log: string, report: string | null, repoDir?: string): string[] | null {
-  const ids = report !== null && report !== '' ? (testsFromReport(report, repoDir) ?? []) : testsFromOutput(log);
+  return knownTests(report !== null && report !== '' ? (testsFromReport(report, repoDir) ?? []) : testsFromOutput(log));
+}
+
+/** T from the IDs read: sorted, or null (UNKNOWN) for none. */
+function knownTests(ids: Iterable<string>): string[] | null {
   const sorted = sortTests(ids);
   return sorted.length > 0 ? sorted : null;
 }
@@ -75,9 +89,18 @@ export function testsText(tests: string[] | null): string {
   return tests === null ? UNKNOWN : tests.join('\n');
 }
 
-/** The fingerprint of a failed rubric run. */
+/**
+ * The fingerprint of a failed rubric run: `failingTests` and `firstError` of the log, read
+ * once for both (cleaned and its runners detected a single time).
+ */
 export function fingerprintFailure(input: FailedRubric): Fingerprint {
-  return failedFingerprint(failingTests(input.log, input.report, input.repoDir), firstError(input.log), input.treeId);
+  const clean = cleanLog(input.log);
+  const detected = detectRunners(clean);
+  const ids =
+    input.report !== null && input.report !== ''
+      ? (testsFromReport(input.report, input.repoDir) ?? [])
+      : testsFromCleanOutput(clean, detected);
+  return failedFingerprint(knownTests(ids), firstErrorIn(clean, detected), input.treeId);
 }
 
 /** The fingerprint of a failed run from its T (sorted, or null), its E and D. */

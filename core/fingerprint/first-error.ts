@@ -1,4 +1,4 @@
-import { cleanLog, logLines } from './log.js';
+import { cleanLog, eachLine } from './log.js';
 import { detectRunners, RUNNERS, type Runner } from './runners/index.js';
 
 /**
@@ -76,32 +76,45 @@ const ALL_BANNERS = banners(RUNNERS);
 /** E for a rubric log: normalised, or '' when no line names an error. */
 export function firstError(log: string, runners: readonly Runner[] = RUNNERS): string {
   const clean = cleanLog(log);
-  const lines = logLines(clean);
-  const detected = detectRunners(clean, runners);
+  return firstErrorIn(clean, detectRunners(clean, runners), runners);
+}
+
+/** `firstError` of a log already cleaned (`cleanLog`), `detected` its runners among `runners`. */
+export function firstErrorIn(clean: string, detected: readonly Runner[], runners: readonly Runner[] = RUNNERS): string {
   const asked = detected.length > 0 ? detected : runners;
   const bannerList = runners === RUNNERS ? ALL_BANNERS : banners(runners);
   const specific = (line: string): string | null => {
     const e = normaliseError(line);
     return e !== '' && !bannerList.some((re) => re.test(e)) ? e : null;
   };
-  for (const [i, line] of lines.entries()) {
+  let next = 0;
+  for (const line of eachLine(clean)) {
+    next += line.length + 1;
     const runner = asked.find((r) => r.errorLine?.some((re) => re.test(line)));
     if (runner === undefined) continue;
     const e = specific(line);
     if (e === null) continue;
     if (!runner.errorContinues?.some((re) => re.test(line))) return e;
-    return normaliseError(
-      `${line} ${continuation(lines.slice(i + 1, i + 1 + CONTINUATION_LINES + DIFF_EXTRA))}`.trim(),
-    );
+    return normaliseError(`${line} ${continuation(linesFrom(clean, next, CONTINUATION_LINES + DIFF_EXTRA))}`.trim());
   }
   let firstBanner: string | null = null;
-  for (const line of lines) {
+  for (const line of eachLine(clean)) {
     if (!ERROR_LINE.test(line)) continue;
     const e = specific(line);
     if (e !== null) return e;
     firstBanner ??= normaliseError(line);
   }
   return firstBanner ?? '';
+}
+
+/** At most `n` lines of the cleaned log from the line starting at `from`. */
+function linesFrom(clean: string, from: number, n: number): string[] {
+  const lines: string[] = [];
+  for (const line of eachLine(clean, from)) {
+    if (lines.length === n) break;
+    lines.push(line);
+  }
+  return lines;
 }
 
 /** node:assert's diff header (Node 18 and 20 print it before the values), which says nothing of the failure. */

@@ -1,4 +1,5 @@
 import { logLines } from './log.js';
+import { anyLine } from './runners/detect.js';
 
 /**
  * Failing tests in a TAP stream (TAP 13 and 14, as mocha, `node --test`, ava
@@ -30,9 +31,7 @@ interface Level {
 }
 
 /** True when the stream has TAP test points (a `TAP version` line or an `ok`/`not ok` at the start of a line). */
-export function looksLikeTap(text: string): boolean {
-  return /^TAP version \d+\s*$/m.test(text) || /^(not )?ok\b( \d+)?( - |\s*$| \S)/m.test(text);
-}
+export const looksLikeTap = anyLine(/^TAP version \d+\s*$/m, /^(not )?ok\b( \d+)?( - |\s*$| \S)/m);
 
 export function tapFailingTests(text: string): string[] {
   const hasSubtests = /^\s*# Subtest: /m.test(text);

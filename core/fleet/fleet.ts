@@ -9,7 +9,7 @@ import { alive } from '../process/pid.js';
 import { ceilingOf, type RunLimits } from './budget.js';
 import { spawnDetachedChalk } from './launch.js';
 import { liveHolder } from './lock.js';
-import { maxParallel, type Parallelism } from './parallel.js';
+import { heldParallel, maxParallel, type Parallelism } from './parallel.js';
 import type { Plan } from './plan.js';
 import { readStatus } from './status.js';
 import { type Fleet, newMemory, snapshot } from './supervisor.js';
@@ -25,10 +25,15 @@ export function runLimits(config: Config): RunLimits {
   };
 }
 
-/** CHALK_MAX_PARALLEL, asking the engine through the Sandbox port when it is `auto`. */
+/**
+ * CHALK_MAX_PARALLEL, asking the engine through the Sandbox port when it is `auto`; a
+ * repository's number is held to CHALK_CEILING_MAX_PARALLEL (by default what auto gives).
+ */
 export async function parallelism(config: Config, sandbox: () => unknown): Promise<Parallelism> {
   const setting = config.str('CHALK_MAX_PARALLEL');
-  if (setting !== 'auto') return maxParallel(setting, null);
+  const ceiling = config.str('CHALK_CEILING_MAX_PARALLEL');
+  const fromRepo = config.entry('CHALK_MAX_PARALLEL').source === 'file';
+  if (setting !== 'auto' && !(fromRepo && ceiling === 'auto')) return maxParallel(setting, null);
   let engine = null;
   try {
     const s = sandbox();
@@ -36,7 +41,7 @@ export async function parallelism(config: Config, sandbox: () => unknown): Promi
   } catch {
     engine = null;
   }
-  return maxParallel(setting, engine);
+  return fromRepo ? heldParallel(setting, ceiling, engine) : maxParallel(setting, engine);
 }
 
 export interface FleetSettings {

@@ -25,6 +25,20 @@ export interface Parallelism {
   how: string;
 }
 
+/**
+ * A repository's number held to this machine's ceiling (CHALK_CEILING_MAX_PARALLEL):
+ * `auto`, what auto gives on this engine, or a number.
+ */
+export function heldParallel(setting: string, ceiling: string, engine: EngineCapacity | null): Parallelism {
+  const asked = maxParallel(setting, engine);
+  const most = maxParallel(ceiling, engine);
+  if (asked.value <= most.value) return asked;
+  return {
+    value: most.value,
+    how: `the repository asked CHALK_MAX_PARALLEL=${setting}, held to CHALK_CEILING_MAX_PARALLEL=${ceiling} (${most.how})`,
+  };
+}
+
 export function maxParallel(setting: string, engine: EngineCapacity | null): Parallelism {
   if (setting !== 'auto') return { value: Number(setting), how: `CHALK_MAX_PARALLEL=${setting}` };
   if (!engine) return { value: UNKNOWN_ENGINE, how: `auto: the engine could not be asked, so ${UNKNOWN_ENGINE}` };

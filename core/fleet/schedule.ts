@@ -89,7 +89,7 @@ export interface WorkstreamFacts {
   rejoin?: boolean;
 }
 
-/** Exit codes of `chalk run` (core/run/run-ticket.ts and the CLI's edge). */
+/** Exit codes of `chalk run` (core/run/loop/run-ticket.ts and the CLI's edge). */
 const BY_EXIT: Record<number, WorkstreamState> = {
   0: 'ready',
   3: 'detained',

@@ -1,12 +1,11 @@
 import { existsSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { hostAgentHost } from '../agent/host.js';
 import { UserError } from '../errors.js';
 import { writeHostFile } from '../fs/host-file.js';
 import { planPath, runPaths } from '../layout.js';
-import type { Agent, AgentHost } from '../ports/agent.js';
+import type { AgentResult, PlanAnswer } from '../ports/agent.js';
 import type { HostGit } from '../ports/host-git.js';
-import { buildBreakdownPrompt } from '../run/prompt.js';
+import { buildBreakdownPrompt } from '../run/index.js';
 import { type Plan, validatePlan } from './plan.js';
 
 /** A plan file bigger than this is refused (a plan is a few kilobytes). */
@@ -32,10 +31,8 @@ export interface PlanSourceOptions {
   file?: string;
   env?: NodeJS.ProcessEnv;
   git: HostGit;
-  /** Asked only when there is neither a file nor a saved plan. */
-  agent: () => Promise<Agent>;
-  /** Where the CLI runs (default: the host, with the person's own configuration and MCP servers). */
-  where?: AgentHost;
+  /** Asks Claude for the plan (in a sandbox: core/fleet/plan-call.ts); only when there is neither a file nor a saved plan. */
+  ask: (prompt: string) => Promise<AgentResult<PlanAnswer>>;
   /** Told before Claude is asked (it may take a while). */
   onAsk?: () => void;
 }
@@ -97,8 +94,8 @@ export function savedPlan(repo: string, epic: string, env?: NodeJS.ProcessEnv): 
 
 /**
  * The epic's plan: from `--plan FILE` (which replaces the saved one), else the saved plan,
- * else Claude on the host with the breakdown prompt (under CHALK_BUDGET_USD, through the
- * person's own configuration). Validated, one line per problem, and saved.
+ * else Claude in a read-only sandbox of the base branch with the breakdown prompt (under
+ * CHALK_BUDGET_USD). Validated, one line per problem, and saved.
  */
 export async function loadPlan(o: PlanSourceOptions): Promise<LoadedPlan> {
   const path = planPath(o.repo, o.epic, o.env);
@@ -113,10 +110,7 @@ export async function loadPlan(o: PlanSourceOptions): Promise<LoadedPlan> {
     origin = 'saved';
   } else {
     o.onAsk?.();
-    const r = await (await o.agent()).call('plan', buildBreakdownPrompt({ root: o.root }, o.epic), {
-      where: o.where ?? hostAgentHost,
-      cwd: o.root,
-    });
+    const r = await o.ask(buildBreakdownPrompt({ root: o.root }, o.epic));
     costUsd = r.costUsd;
     if (r.answer === 'none') {
       const why = r.status === 'ok' ? 'no plan in its answer' : `claude ended with ${r.status}`;

@@ -76,3 +76,18 @@ export function statusLines(s: FleetStatus): { head: string[]; rows: string[][] 
   ];
   return { head, rows };
 }
+
+/** The states a finished workstream has done its part in: a request is open, or ready to open. */
+const OPENED: ReadonlySet<WorkstreamState> = new Set(['submitted', 'ready']);
+
+/**
+ * `chalk fleet`'s last line when not every workstream got to a request (detained, failed,
+ * queued behind the budget, still running after the supervisor was killed), naming each with
+ * its state; null when all did. The attached command then exits 1, so a script can tell.
+ */
+export function unfinishedLine(s: Pick<FleetStatus, 'epic' | 'workstreams'>): string | null {
+  const rest = s.workstreams.filter((w) => !OPENED.has(w.state));
+  if (rest.length === 0) return null;
+  const n = s.workstreams.length - rest.length;
+  return `fleet ${s.epic}: ${n} of ${s.workstreams.length} workstreams got to a request; ${rest.map((w) => `${w.ticket} ${w.state}`).join(', ')} (chalk fleet ${s.epic} --status)`;
+}

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../errors.js';
+import { writeRepoFile } from '../fs/repo-file.js';
 import { HostGitError, hostGit, hostGitOk, oneLine } from '../git/host-git.js';
 import { runPaths } from '../layout.js';
 import type { HostGit } from '../ports/host-git.js';
@@ -55,8 +56,8 @@ export async function prepareWorkstreams(o: {
 }
 
 async function commitSpec(worktree: string, w: Workstream): Promise<void> {
-  const rel = join('specs', `${w.ticket}.md`);
-  writeFileSync(join(worktree, rel), specFromWorkstream(w));
+  const rel = `specs/${w.ticket}.md`;
+  writeRepoFile(worktree, rel, specFromWorkstream(w), { ifExists: 'replace' });
   try {
     await hostGitOk(['add', '--', rel], { cwd: worktree });
     await hostGitOk(['commit', '-q', '--no-verify', '-m', `chalk(${w.ticket}): spec`, '--', rel], { cwd: worktree });

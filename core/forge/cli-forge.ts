@@ -1,4 +1,4 @@
-import type { Forge, ForgeStatus, OpenRequest } from '../ports/forge.js';
+import type { Forge, ForgeStatus, GateFile, OpenRequest, OriginMatch } from '../ports/forge.js';
 import { run } from '../process/run.js';
 
 /** What differs between forges driven through their own CLI (gh, glab). */
@@ -6,14 +6,24 @@ export interface ForgeCli {
   name: string;
   bin: string;
   requestArgs(req: OpenRequest): { args: string[]; input?: string };
+  /** What the forge declares to the core (the Forge port's optional members), passed through. */
+  matchOrigin?(url: string): OriginMatch;
+  gateFiles?(): readonly GateFile[];
+  guardedPaths?: readonly string[];
 }
 
 /** A forge reached through its CLI: version, login state, opening a request. */
 export class CliForge implements Forge {
   readonly name: string;
   readonly opensRequests = true;
+  readonly matchOrigin?: (url: string) => OriginMatch;
+  readonly gateFiles?: () => readonly GateFile[];
+  readonly guardedPaths?: readonly string[];
   constructor(private readonly cli: ForgeCli) {
     this.name = cli.name;
+    if (cli.matchOrigin) this.matchOrigin = (url) => cli.matchOrigin?.(url) ?? 'no';
+    if (cli.gateFiles) this.gateFiles = () => cli.gateFiles?.() ?? [];
+    if (cli.guardedPaths) this.guardedPaths = cli.guardedPaths;
   }
 
   async status(repoRoot: string): Promise<ForgeStatus> {

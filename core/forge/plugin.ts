@@ -8,6 +8,8 @@ export const forgeSelection: Plugin = {
   register(kernel) {
     kernel.offer('Forge', 'none', { useFactory: () => new NoForge() });
     // CHALK_FORGE names any forge a plugin offered; a name nothing offered fails when the kernel settles.
-    kernel.select('Forge', (config) => selectForge(config), { setting: 'CHALK_FORGE' });
+    kernel.select('Forge', (config) => selectForge(config, () => kernel.offeredInstances('Forge')), {
+      setting: 'CHALK_FORGE',
+    });
   },
 };

@@ -1,4 +1,16 @@
-import { closeSync, constants, fsyncSync, ftruncateSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -14,12 +26,16 @@ const FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | consta
 let seq = 0;
 const tempBeside = (path: string) => join(dirname(path), `.${basename(path)}.${process.pid}.${seq++}.tmp`);
 
-/** Writes `data` to `path` as a new regular file (mode 0600 by default). */
-export function writeHostFile(path: string, data: string | Uint8Array, mode = 0o600): void {
+/**
+ * Writes `data` to a new regular file beside `path` (O_EXCL, O_NOFOLLOW; `mode`, or exactly
+ * `exactMode` whatever the umask) and returns its name, for the caller to rename or link into place.
+ */
+export function writeBeside(path: string, data: string | Uint8Array, mode = 0o600, exactMode?: number): string {
   const tmp = tempBeside(path);
   const fd = openSync(tmp, FLAGS, mode);
   try {
     writeSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
+    if (exactMode !== undefined) fchmodSync(fd, exactMode);
     fsyncSync(fd);
   } catch (err) {
     closeSync(fd);
@@ -27,7 +43,12 @@ export function writeHostFile(path: string, data: string | Uint8Array, mode = 0o
     throw err;
   }
   closeSync(fd);
-  renameSync(tmp, path);
+  return tmp;
+}
+
+/** Writes `data` to `path` as a new regular file (mode 0600 by default). */
+export function writeHostFile(path: string, data: string | Uint8Array, mode = 0o600): void {
+  renameSync(writeBeside(path, data, mode), path);
 }
 
 /** The same for a file that is meant to be new (a bundle): any earlier one is replaced. */
@@ -83,4 +104,32 @@ export function openCappedLog(path: string, capBytes: number): CappedLog {
       renameSync(tmp, path);
     },
   };
+}
+
+/**
+ * A host file's bytes when it is a regular file of at most `maxBytes`, opened
+ * without following a link (or blocking on a FIFO) and checked on the
+ * descriptor; null otherwise (absent, a link, a directory, too big).
+ */
+export function readHostFile(path: string, maxBytes: number): Buffer | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > maxBytes) return null;
+    const buf = Buffer.alloc(st.size);
+    let n = 0;
+    while (n < buf.length) {
+      const got = readSync(fd, buf, n, buf.length - n, null);
+      if (got === 0) break;
+      n += got;
+    }
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -8,10 +8,22 @@ import {
   BundleImportError,
   type BundleRejection,
   type BundleTarget,
+  DEFAULT_HOME_LIMITS,
+  HOME_LIMIT_KEYS,
+  type HomeLimits,
   type ImportBundleOptions,
   type ImportedBundle,
 } from '../ports/host-git.js';
 import { BUNDLE_MAX_BYTES } from '../ports/sandbox.js';
+import { copyShallow } from './bundle-create.js';
+import {
+  checkFastForward,
+  type FastForwardPlan,
+  fastForward,
+  readWorktree,
+  type TreeChanges,
+  treeChanges,
+} from './fast-forward.js';
 import {
   bundleHeads,
   currentBranchName,
@@ -23,6 +35,8 @@ import {
   resolveCommit,
   revParse,
 } from './host-git.js';
+import { DELTA_RESULT_MAX, scanBundlePack } from './pack-scan.js';
+import { scanTree } from './tree-scan.js';
 
 export {
   BundleImportError,
@@ -97,11 +111,17 @@ async function privateCopy(path: string, dir: string, maxBytes: number): Promise
 
 const FETCH = ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-recurse-submodules', '--no-auto-gc'];
 
+/** How the head's object is named when it is not a commit. */
+const KIND_NAMES: Readonly<Record<string, string>> = { tag: 'an annotated tag', tree: 'a tree', blob: 'a blob' };
+
 /**
  * Fetches the bundle's head into a throwaway bare repository that borrows the
- * worktree's objects (alternates) and checks there that the tip descends from
- * `base`. Nothing is written to the user's repository: a bundle of someone
- * else's history leaves none of its objects in the user's store.
+ * worktree's objects (alternates) and its shallow boundary, and checks there
+ * that the head is a commit (nothing is peeled: a tag, a tree or a blob is
+ * refused), that it descends from `base`, and that its tree is within the caps
+ * (what it would check out, read from object metadata). Nothing is written to
+ * the user's repository: a bundle of someone else's history leaves none of its
+ * objects in the user's store.
  */
 async function checkInQuarantine(o: {
   cwd: string;
@@ -109,32 +129,80 @@ async function checkInQuarantine(o: {
   copy: string;
   head: { sha: string; name: string };
   base: string;
-}): Promise<void> {
+  limits: HomeLimits;
+  /** Whether to read what the tip changes (for a fast-forward's checks) while the quarantine has it. */
+  changes: boolean;
+}): Promise<TreeChanges | null> {
   const objects = await hostGitOk(['rev-parse', '--path-format=absolute', '--git-path', 'objects'], { cwd: o.cwd });
   const q = join(o.dir, 'quarantine.git');
   await hostGitOk(['init', '--quiet', '--bare', '--template=', q], { cwd: o.dir });
   await mkdir(join(q, 'objects', 'info'), { recursive: true });
   await writeFile(join(q, 'objects', 'info', 'alternates'), `${objects}\n`);
+  // A shallow repository's boundary holds here too: its commits' missing parents are not looked for.
+  await copyShallow(o.cwd, q);
   const probe = 'refs/chalk/quarantine';
   const f = await hostGit(['-c', 'fetch.fsckObjects=true', ...FETCH, o.copy, `${o.head.name}:${probe}`], { cwd: q });
   if (f.code !== 0) throw refuse('unverified', `the sandbox's bundle could not be read: ${oneLine(f.stderr)}`);
-  const got = await revParse(q, probe);
+  // The ref's object and its type, as stored: nothing is peeled.
+  const [got = '', kind = ''] = (
+    await hostGitOk(['cat-file', '--batch-check=%(objectname) %(objecttype)'], { cwd: q, input: `${probe}\n` })
+  ).split(' ');
   if (got !== o.head.sha) throw refuse('unverified', `the sandbox's bundle's head does not match its header`);
-  if (!(await isAncestor(q, { ancestor: o.base, descendant: got }))) {
+  if (kind !== 'commit') {
+    throw refuse(
+      'not-a-commit',
+      `the sandbox's bundle's head ${short(got)} is ${KIND_NAMES[kind] ?? kind}, not a commit`,
+    );
+  }
+  const [descends, scan, changes] = await Promise.all([
+    isAncestor(q, { ancestor: o.base, descendant: got }),
+    scanTree(q, got, o.limits),
+    o.changes ? treeChanges(q, o.base, got).catch(() => null) : null,
+  ]);
+  if (!descends) {
     throw refuse('not-descendant', `the sandbox's bundle's tip ${short(got)} does not descend from ${short(o.base)}`);
   }
+  if (scan.refusal !== null) throw refuse('over-cap', scan.refusal);
+  if (o.changes && changes === null) throw refuse('git', `could not compare the sandbox's tip with ${short(o.base)}`);
+  return changes;
+}
+
+/** The pack against the caps, read before git inflates any of it (pack-scan.ts). */
+async function checkPack(copy: string, limits: HomeLimits): Promise<void> {
+  const v = await scanBundlePack(copy, { maxObjects: limits.maxObjects, maxBytes: limits.maxMiB * MIB });
+  if (v.ok) return;
+  if (v.why === 'unreadable')
+    throw refuse('unverified', `the sandbox's bundle does not verify: its pack cannot be read`);
+  if (v.why === 'objects') {
+    throw refuse(
+      'over-cap',
+      `the sandbox's bundle holds ${v.objects} objects: ${HOME_LIMIT_KEYS.maxObjects} caps it at ${limits.maxObjects}`,
+    );
+  }
+  if (v.why === 'delta') {
+    throw refuse(
+      'over-cap',
+      `the sandbox's bundle has a delta building more than ${size(DELTA_RESULT_MAX)}, which git never writes`,
+    );
+  }
+  throw refuse(
+    'over-cap',
+    `the sandbox's bundle inflates to more than ${limits.maxMiB} MiB: ${HOME_LIMIT_KEYS.maxMiB} caps it at ${limits.maxMiB}`,
+  );
 }
 
 /**
  * The host's only way to take commits from a sandbox. The bundle must be a
- * regular file under the cap, pass `git bundle verify`, have exactly one head,
- * and its tip must descend from `base` (checked in a quarantine repository
- * before anything reaches the user's store); then it is fetched into a
- * temporary ref (`refs/chalk/incoming/<random>`, always deleted) and either
- * fast-forwards the checked-out branch (still at `base`; `merge --ff-only`
- * with hooks off) or becomes a new `detention/...` branch (create-only
- * `update-ref`). Any failure is a BundleImportError with one line, and no ref
- * is changed.
+ * regular file under the cap, pass `git bundle verify`, have exactly one head
+ * under the expected name, declare no more objects than the cap, and its head
+ * must be a commit that descends from `base` with a tree within the caps
+ * (HomeLimits; all checked in a quarantine repository before anything reaches
+ * the user's store); then it is fetched into a temporary ref
+ * (`refs/chalk/incoming/<random>`, always deleted) and either fast-forwards the
+ * checked-out branch (still at `base`; fast-forward.ts) or becomes a new
+ * `detention/...` branch (create-only `update-ref`). Any failure is a
+ * BundleImportError with one line, and the refs, the index and the worktree
+ * are as they were.
  */
 export async function importBundle(o: ImportBundleOptions): Promise<ImportedBundle> {
   const maxBytes = o.maxBytes ?? BUNDLE_MAX_BYTES;
@@ -143,8 +211,13 @@ export async function importBundle(o: ImportBundleOptions): Promise<ImportedBund
   const base = HEX_OID.test(o.base) ? await resolveCommit(cwd, o.base) : null;
   if (!base) throw refuse('bad-target', `the sandbox's base ${oneLine(o.base)} is not a commit in ${cwd}`);
   const dir = await mkdtemp(join(tmpdir(), 'chalk-bundle-'));
+  // What a fast-forward needs of the worktree, read while the bundle is checked.
+  const worktree = o.target.kind === 'fast-forward' ? readWorktree(cwd) : null;
+  worktree?.catch(() => undefined);
   try {
     const copy = await privateCopy(o.bundle, dir, maxBytes);
+    const limits = o.limits ?? DEFAULT_HOME_LIMITS;
+    await checkPack(copy, limits);
     const verify = await hostGit(['bundle', 'verify', '--quiet', copy], { cwd });
     if (verify.code !== 0) {
       const why = oneLine(verify.stderr.replaceAll(copy, 'bundle')).replace(/^error: /, '');
@@ -157,11 +230,21 @@ export async function importBundle(o: ImportBundleOptions): Promise<ImportedBund
       throw refuse('heads', `the sandbox's bundle has ${heads.length} heads (expected exactly one)`);
     }
     if (!HEX_OID.test(head.sha) || !HEAD_NAME.test(head.name) || head.name.includes('..')) {
-      throw refuse('heads', `the sandbox's bundle names its head oddly: '${oneLine(head.name)}'`);
+      throw refuse('heads', `the sandbox's bundle names its head oddly: '${oneLine(head.name).slice(0, 80)}'`);
     }
-    await checkInQuarantine({ cwd, dir, copy, head, base });
+    const expected = o.head ?? 'HEAD';
+    if (head.name !== expected) {
+      throw refuse('heads', `the sandbox's bundle's head is ${head.name}, not ${expected}`);
+    }
+    const changes = await checkInQuarantine({ cwd, dir, copy, head, base, limits, changes: worktree !== null });
     await checkTarget(o, ref, base);
-    return await fetchAndMove({ cwd, copy, head, base, ref, target: o.target, inspect: o.inspect });
+    const plan = worktree?.then((facts) =>
+      checkFastForward(cwd, { base, tip: head.sha, worktree: facts, ch: changes as TreeChanges }),
+    );
+    // Awaited after the fetch; a refusal meanwhile is not an unhandled one.
+    plan?.catch(() => undefined);
+    const changed = changes ? [...changes.added, ...changes.present] : null;
+    return await fetchAndMove({ cwd, copy, head, base, ref, target: o.target, inspect: o.inspect, plan, changed });
   } catch (err) {
     if (err instanceof BundleImportError) throw err;
     throw refuse(
@@ -209,7 +292,10 @@ async function fetchAndMove(o: {
   base: string;
   ref: string;
   target: BundleTarget;
-  inspect?: (tip: string) => Promise<string | null>;
+  inspect?: (tip: string, changed: readonly string[] | null) => Promise<string | null>;
+  /** A fast-forward's checks of the worktree, under way, and the paths the tip changes. */
+  plan?: Promise<FastForwardPlan>;
+  changed: readonly string[] | null;
 }): Promise<ImportedBundle> {
   const incoming = `refs/chalk/incoming/${randomBytes(8).toString('hex')}`;
   try {
@@ -221,15 +307,15 @@ async function fetchAndMove(o: {
     if (tip !== o.head.sha || !(await isAncestor(o.cwd, { ancestor: o.base, descendant: tip }))) {
       throw refuse('not-descendant', `the sandbox's bundle's tip ${short(tip)} does not descend from ${short(o.base)}`);
     }
-    const refusal = (await o.inspect?.(tip)) ?? null;
+    // The caller's judgement and the worktree's checks read the same tip side by side.
+    const { plan } = o;
+    const refusal = (await o.inspect?.(tip, o.changed)) ?? null;
     if (refusal !== null) throw refuse('inspected', refusal);
-    if (o.target.kind === 'branch') {
+    if (plan === undefined) {
       const zero = '0'.repeat(tip.length);
       await hostGitOk(['update-ref', '-m', 'chalk: detention', o.ref, tip, zero], { cwd: o.cwd });
     } else {
-      await hostGitOk(['merge', '--ff-only', '--quiet', '--no-stat', tip], { cwd: o.cwd });
-      const now = await revParse(o.cwd, 'HEAD');
-      if (now !== tip) throw refuse('head-moved', `${o.target.branch} is at ${short(now)} after the fast-forward`);
+      await fastForward(o.cwd, o.ref, await plan);
     }
     return { tip, ref: o.ref };
   } finally {

@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { linkSync, lstatSync, mkdtempSync, rmSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import type { CreatedBundle, DiffSummary } from '../ports/host-git.js';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import type { DiffSummary, TreeEntry } from '../ports/host-git.js';
 import { type RunOptions, type RunResult, run } from '../process/run.js';
 
 /**
@@ -12,11 +11,25 @@ import { type RunOptions, type RunResult, run } from '../process/run.js';
  * - `core.hooksPath=/dev/null`: git looks for hooks under /dev/null and finds none, whatever
  *   `.git/hooks/`, husky's `core.hooksPath=.husky` or a `.githooks/` setting says;
  * - `core.fsmonitor=false`: no fsmonitor program (which a config may point into the tree);
+ * - `submodule.recurse=false`: no checkout, merge or fetch reaches into a submodule a tree names;
  * - for commands that can run an external diff or a textconv filter: `--no-ext-diff --no-textconv`;
- * - for push, commit and merge: `--no-verify` as well.
- * The `-c` settings reach every git process the command starts (through GIT_CONFIG_PARAMETERS).
+ * - for push, commit and merge: `--no-verify` as well;
+ * - for commands that check out, add, diff or compare worktree content (CONTENT_COMMANDS): every
+ *   filter driver any configuration defines switched off (`filter.<name>.clean`, `.smudge` and
+ *   `.process` empty, `.required` false), so a `.gitattributes` in the tree selects no program
+ *   (git-lfs with a committed `.lfsconfig` among them). The names are read from git's own
+ *   configuration for that directory first and passed through GIT_CONFIG_COUNT, which holds any
+ *   name as it is.
+ * The `-c` and GIT_CONFIG_COUNT settings reach every git process the command starts.
  */
-const SAFE_CONFIG = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false'] as const;
+const SAFE_CONFIG = [
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'submodule.recurse=false',
+] as const;
 const DIFF_COMMANDS: ReadonlySet<string> = new Set(['diff', 'log', 'show', 'diff-tree', 'diff-index', 'diff-files']);
 const VERIFY_COMMANDS: ReadonlySet<string> = new Set(['push', 'commit', 'merge']);
 
@@ -51,11 +64,89 @@ export function oneLine(text: string): string {
 
 export interface HostGitOptions extends Pick<RunOptions, 'input' | 'env' | 'timeoutMs'> {
   cwd: string;
+  /** The filter drivers of `cwd`'s configuration, when the caller has read them (filterDrivers) already. */
+  drivers?: readonly string[];
+}
+
+/**
+ * Subcommands that may run a filter driver on content (checking it out, adding it, comparing the
+ * worktree with the index): these run with every configured driver switched off. `git diff` is
+ * not among them: host git only ever compares two commits with it, which reads no worktree file
+ * (and runs no textconv or external diff: hostGitArgv).
+ */
+export const CONTENT_COMMANDS: ReadonlySet<string> = new Set([
+  'add',
+  'am',
+  'apply',
+  'blame',
+  'checkout',
+  'checkout-index',
+  'cherry-pick',
+  'commit',
+  'diff-files',
+  'diff-index',
+  'grep',
+  'hash-object',
+  'merge',
+  'pull',
+  'read-tree',
+  'rebase',
+  'reset',
+  'restore',
+  'revert',
+  'stash',
+  'status',
+  'switch',
+  'update-index',
+  'worktree',
+]);
+
+/** The settings that switch off the filter drivers `names` (`filter.<name>.*`). */
+export function filterOffSettings(names: Iterable<string>): [string, string][] {
+  const out: [string, string][] = [];
+  for (const name of new Set(names)) {
+    for (const key of ['clean', 'smudge', 'process']) out.push([`filter.${name}.${key}`, '']);
+    out.push([`filter.${name}.required`, 'false']);
+  }
+  return out;
+}
+
+/** The filter drivers git's configuration defines for `cwd` (every scope, includes followed). */
+export async function filterDrivers(cwd: string, env?: NodeJS.ProcessEnv): Promise<string[]> {
+  const r = await run('git', [...SAFE_CONFIG, 'config', '-z', '--name-only', '--get-regexp', '^filter\\.'], {
+    cwd,
+    ...(env ? { env } : {}),
+  });
+  if (r.code !== 0) return [];
+  // `filter.<name>.<key>`: the name is everything between the first and the last dot.
+  return r.stdout
+    .split('\0')
+    .filter((k) => k.split('.').length >= 3)
+    .map((k) => k.slice(k.indexOf('.') + 1, k.lastIndexOf('.')));
+}
+
+/** `env` (or this process's) with `settings` appended to any GIT_CONFIG_COUNT already there. */
+export function withConfigEnv(settings: readonly [string, string][], env?: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const base = { ...(env ?? process.env) };
+  const had = Number(base.GIT_CONFIG_COUNT ?? '0');
+  let n = Number.isInteger(had) && had > 0 ? had : 0;
+  for (const [key, value] of settings) {
+    base[`GIT_CONFIG_KEY_${n}`] = key;
+    base[`GIT_CONFIG_VALUE_${n}`] = value;
+    n++;
+  }
+  base.GIT_CONFIG_COUNT = String(n);
+  return base;
 }
 
 /** Runs host git in `cwd` and returns the result whatever the exit code. */
-export function hostGit(args: readonly string[], opts: HostGitOptions): Promise<RunResult> {
-  return run('git', hostGitArgv(args), opts);
+export async function hostGit(args: readonly string[], opts: HostGitOptions): Promise<RunResult> {
+  const argv = hostGitArgv(args);
+  const { drivers: known, ...rest } = opts;
+  if (!CONTENT_COMMANDS.has(args[0] ?? '')) return run('git', argv, rest);
+  const drivers = known ?? (await filterDrivers(opts.cwd, opts.env));
+  if (drivers.length === 0) return run('git', argv, rest);
+  return run('git', argv, { ...rest, env: withConfigEnv(filterOffSettings(drivers), opts.env) });
 }
 
 /** Runs host git and returns its trimmed stdout, or throws a HostGitError with git's first line. */
@@ -71,7 +162,7 @@ export async function hostGitOk(args: readonly string[], opts: HostGitOptions): 
 const lines = (s: string) => s.split('\n').filter((l) => l.trim() !== '');
 
 /** A rev, ref or branch name a caller passes on: never an option. */
-function arg(value: string, what: string): string {
+export function arg(value: string, what: string): string {
   if (value === '' || value.startsWith('-')) throw new HostGitError(`not a valid ${what}: '${oneLine(value)}'`, 2, '');
   return value;
 }
@@ -117,6 +208,12 @@ export async function currentBranchName(cwd: string): Promise<string | null> {
   return r.code === 0 ? r.stdout.trim() : null;
 }
 
+/** The branch `refs/remotes/origin/HEAD` points at (`master` for `origin/master`), or null when it is not set. */
+export async function originHeadBranch(cwd: string): Promise<string | null> {
+  const r = await hostGit(['symbolic-ref', '--quiet', '--short', 'refs/remotes/origin/HEAD'], { cwd });
+  return r.code === 0 ? r.stdout.trim().replace(/^origin\//, '') || null : null;
+}
+
 /** The URL of remote `name`, or null when there is none. */
 export async function remoteUrl(cwd: string, name: string): Promise<string | null> {
   const r = await hostGit(['remote', 'get-url', '--', arg(name, 'remote')], { cwd });
@@ -127,6 +224,28 @@ export async function remoteUrl(cwd: string, name: string): Promise<string | nul
 export async function configGet(cwd: string, key: string): Promise<string | null> {
   const r = await hostGit(['config', '--get', '--', arg(key, 'config key')], { cwd });
   return r.code === 0 ? r.stdout.replace(/\n$/, '') : null;
+}
+
+/**
+ * The files git's configuration for `cwd` includes (`include.path`, `includeIf.*.path`, whatever
+ * the condition), as absolute paths: a relative one is resolved against the file that names it.
+ * One inside a worktree puts that file's settings (`core.sshCommand`, `credential.helper`,
+ * `filter.*`, `url.*.insteadOf`) in the tree's hands.
+ */
+export async function includedConfigFiles(cwd: string): Promise<string[]> {
+  const r = await hostGit(['config', '-z', '--show-origin', '--get-regexp', '^include(if\\..*)?\\.path$'], { cwd });
+  if (r.code !== 0) return [];
+  const fields = r.stdout.split('\0');
+  const out: string[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const origin = fields[i] ?? '';
+    const value = (fields[i + 1] ?? '').split('\n').slice(1).join('\n');
+    if (value === '') continue;
+    if (value.startsWith('~/')) out.push(join(homedir(), value.slice(2)));
+    else if (isAbsolute(value)) out.push(value);
+    else if (origin.startsWith('file:')) out.push(resolve(cwd, dirname(origin.slice('file:'.length)), value));
+  }
+  return out;
 }
 
 /** `git status --porcelain` lines (empty when clean), or null when git could not read the worktree. */
@@ -228,43 +347,6 @@ export async function bundleHeads(cwd: string, file: string): Promise<{ sha: str
   });
 }
 
-export type { CreatedBundle } from '../ports/host-git.js';
-
-/**
- * Writes a bundle of `ref`'s full history to `out`, which must not exist yet
- * (not as a file, a directory or a symlink, dangling or not). git writes into
- * a fresh directory next to `out` and the file is hard-linked into place, which
- * fails rather than follow or replace anything planted at `out` meanwhile.
- */
-export async function createBundle(o: { cwd: string; ref: string; out: string }): Promise<CreatedBundle> {
-  const exists = (() => {
-    try {
-      lstatSync(o.out);
-      return true;
-    } catch {
-      return false;
-    }
-  })();
-  if (exists) throw new HostGitError(`will not write the bundle: ${o.out} already exists`, 1, '');
-  const tmp = mkdtempSync(join(dirname(o.out), `.${basename(o.out)}.`));
-  try {
-    const file = join(tmp, `${randomBytes(8).toString('hex')}.bundle`);
-    await hostGitOk(['bundle', 'create', '--quiet', file, arg(o.ref, 'ref')], { cwd: o.cwd });
-    const heads = await bundleHeads(o.cwd, file);
-    const head = heads[0];
-    if (heads.length !== 1 || !head) throw new HostGitError(`the bundle of ${o.ref} has ${heads.length} heads`, 1, '');
-    try {
-      linkSync(file, o.out);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new HostGitError(`will not write the bundle to ${o.out} (${code ?? 'error'})`, 1, '');
-    }
-    return { out: o.out, head: head.sha, ref: head.name };
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
-  }
-}
-
 /** Every path that differs between two commits (no rename detection: both sides of a rename). */
 export async function changedPaths(cwd: string, o: { from: string; to: string }): Promise<string[]> {
   const out = await hostGitOk(
@@ -272,6 +354,17 @@ export async function changedPaths(cwd: string, o: { from: string; to: string })
     { cwd },
   );
   return out.split('\0').filter((p) => p !== '');
+}
+
+/** Every file of `rev`'s tree at any depth (`git ls-tree -r -z --full-tree`): mode, object id and path. */
+export async function treeEntries(cwd: string, rev: string): Promise<TreeEntry[]> {
+  const out = await hostGitOk(['ls-tree', '-r', '-z', '--full-tree', arg(rev, 'revision')], { cwd });
+  const entries: TreeEntry[] = [];
+  for (const line of out.split('\0')) {
+    const m = /^(\d{6}) \w+ ([0-9a-f]+)\t(.+)$/s.exec(line);
+    if (m) entries.push({ mode: m[1] as string, oid: m[2] as string, path: m[3] as string });
+  }
+  return entries;
 }
 
 /** A file of a commit as git stores it: its mode (`100644`, `120000` for a symlink, ...) and text; null when absent. */
@@ -330,6 +423,35 @@ export async function diffSummary(
 export async function switchNewBranch(cwd: string, name: string): Promise<void> {
   await hostGitOk(['switch', '--quiet', '--no-track', '-c', arg(name, 'branch')], { cwd });
 }
+
+/**
+ * Puts `paths` back, in the index and the worktree, as commit `from` has them (a path it does not
+ * have is removed), and commits that alone with `message` (no hook). The worktree must be clean.
+ * Returns the new commit, or null when there was nothing to put back. Paths are literal.
+ */
+export async function commitRestored(
+  cwd: string,
+  o: { from: string; paths: readonly string[]; message: string },
+): Promise<string | null> {
+  if (o.paths.length === 0) return null;
+  const specs = o.paths.map((p) => `:(literal)${p}`);
+  await hostGitOk(['restore', `--source=${arg(o.from, 'revision')}`, '--staged', '--worktree', '--', ...specs], {
+    cwd,
+  });
+  const staged = await hostGit(['diff', '--cached', '--quiet'], { cwd });
+  if (staged.code === 0) return null;
+  // The person's identity when git has one, else Chalk's (as the sandbox's commits do).
+  const env: Record<string, string> = {};
+  if (!(await configGet(cwd, 'user.email'))) Object.assign(env, identity('EMAIL', 'chalk@localhost'));
+  if (!(await configGet(cwd, 'user.name'))) Object.assign(env, identity('NAME', 'Chalk'));
+  await hostGitOk(['commit', '--quiet', '--no-verify', '-m', o.message], { cwd, env: { ...process.env, ...env } });
+  return revParse(cwd, 'HEAD');
+}
+
+const identity = (what: 'NAME' | 'EMAIL', value: string) => ({
+  [`GIT_AUTHOR_${what}`]: value,
+  [`GIT_COMMITTER_${what}`]: value,
+});
 
 /** Remote-tracking refs (`origin/x`) whose history holds `rev`: where it has been pushed. */
 export async function remotesContaining(cwd: string, rev: string): Promise<string[]> {

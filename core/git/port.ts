@@ -1,16 +1,18 @@
 import type { HostGit } from '../ports/host-git.js';
+import { createBundle } from './bundle-create.js';
 import { importBundle } from './bundle-import.js';
 import {
   changedPaths,
+  commitRestored,
   commonDir,
   configGet,
   createBranch,
-  createBundle,
   currentBranchName,
   deleteBranch,
   diffSummary,
   fileAt,
   forEachRef,
+  includedConfigFiles,
   isAncestor,
   mergeBase,
   push,
@@ -21,6 +23,7 @@ import {
   revParse,
   statusPorcelain,
   switchNewBranch,
+  treeEntries,
   worktreeAdd,
   worktreePrune,
   worktreeRemove,
@@ -34,6 +37,7 @@ import {
 export const hostGitPort: HostGit = {
   revParse,
   configGet,
+  includedConfigFiles,
   statusPorcelain,
   currentBranchName,
   commonDir,
@@ -42,6 +46,7 @@ export const hostGitPort: HostGit = {
   push,
   mergeBase,
   changedPaths,
+  treeEntries,
   fileAt,
   createBundle,
   importBundle,
@@ -54,6 +59,7 @@ export const hostGitPort: HostGit = {
   recentCommits,
   diffSummary,
   switchNewBranch,
+  commitRestored,
   isAncestor,
   remotesContaining,
 };

@@ -1,7 +1,7 @@
 import type { Config } from '../config/config.js';
 import { pluginKeyTable } from '../config/table.js';
 import type { Log } from '../ports/log.js';
-import { Kernel, type Plugin } from './kernel.js';
+import { Kernel, KernelError, type Plugin } from './kernel.js';
 import { importPlugin, type ResolvedPlugin, resolvePlugin } from './plugin-loader.js';
 import { assertPluginTrusted, readPluginTrust } from './plugin-trust.js';
 
@@ -56,11 +56,34 @@ export async function importNamedPlugins(opts: Pick<BootOptions, 'config' | 'roo
 export async function bootKernel(opts: BootOptions): Promise<Kernel> {
   const resolved = checkPlugins(opts);
   const plugins: Plugin[] = [];
+  const from = new Map<Plugin, string>();
   for (const source of opts.builtins) plugins.push(await source());
-  for (const plugin of resolved) plugins.push(await importPlugin(plugin));
+  for (const plugin of resolved) {
+    const imported = await importPlugin(plugin);
+    from.set(imported, `CHALK_PLUGINS entry '${plugin.spec}'`);
+    plugins.push(imported);
+  }
+  refuseDuplicateNames(plugins, (p) => from.get(p) ?? 'a built-in plugin');
   const config = opts.config.withKeys(pluginKeyTable(plugins));
   const kernel = new Kernel(config, opts.log);
   for (const plugin of plugins) await kernel.use(plugin);
   await kernel.settle();
   return kernel;
+}
+
+/**
+ * Two plugins with one name would tap the same hooks under one name and shadow each other's
+ * bindings in every message: refused before any registers, with one line naming both.
+ */
+export function refuseDuplicateNames(plugins: readonly Plugin[], source: (p: Plugin) => string): void {
+  const seen = new Map<string, Plugin>();
+  for (const plugin of plugins) {
+    const first = seen.get(plugin.name);
+    if (first) {
+      throw new KernelError(
+        `two plugins are named '${plugin.name}': ${source(first)} and ${source(plugin)}; rename one, or take one out of CHALK_PLUGINS`,
+      );
+    }
+    seen.set(plugin.name, plugin);
+  }
 }

@@ -1,4 +1,5 @@
 import type { Log } from '../ports/log.js';
+import { BLOCK_MARK } from '../text/model.js';
 import { forTerminal } from '../text/terminal.js';
 
 export interface ConsoleLogOptions {
@@ -32,13 +33,17 @@ export class ConsoleLog implements Log {
     this.color = opts.color ?? useColor(this.err as NodeJS.WritableStream & { isTTY?: boolean });
   }
 
-  /** Writes the message line by line; `label` (Chalk's own, possibly coloured) starts the first line. */
+  /**
+   * Writes the message line by line; `label` (Chalk's own, possibly coloured) starts the first
+   * line, and every further line is marked as its continuation (BLOCK_MARK), so text a message
+   * carries from the model or a sandbox never starts a line of its own.
+   */
   private line(stream: NodeJS.WritableStream, message: string, label = '') {
     const prefix = forTerminal(this.opts.prefix ?? '');
-    let first = label;
-    for (const l of forTerminal(message).split('\n')) {
-      stream.write(`${prefix}${first}${l}\n`);
-      first = '';
+    let first: string | null = label;
+    for (const l of forTerminal(message).split(/\r?\n|[\u2028\u2029]/)) {
+      stream.write(first === null ? `${prefix}${BLOCK_MARK}${l}\n` : `${prefix}${first}${l}\n`);
+      first = null;
     }
   }
 

@@ -1,21 +1,9 @@
-import { createHash, type Hash, randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { dirname, join } from 'node:path';
+import { createHash, type Hash } from 'node:crypto';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../errors.js';
+import { readJsonRecord, writeJsonRecord } from '../fs/json-record.js';
 import { stateDir } from '../layout.js';
 import type { ResolvedPlugin } from './plugin-loader.js';
 
@@ -152,40 +140,30 @@ const recordSchema = z.object({ version: z.literal(1), plugins: z.array(entrySch
 
 export type TrustEntry = z.infer<typeof entrySchema>;
 
+/** What a trust record holds and the command that writes it, for its lines. */
+export interface TrustRecordUse {
+  what: string;
+  command: string;
+}
+const PLUGINS: TrustRecordUse = { what: 'plugin', command: 'chalk plugins trust' };
+
 export function readPluginTrust(env: NodeJS.ProcessEnv = process.env): TrustEntry[] {
-  const file = pluginTrustFile(env);
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
-  let json: unknown = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    // not JSON: refused below like any other shape
-  }
-  const parsed = recordSchema.safeParse(json);
-  if (!parsed.success) {
-    throw new PluginTrustError(`${file} is not a plugin trust record; delete it and run chalk plugins trust again`);
-  }
-  return parsed.data.plugins;
+  return readTrustRecord(pluginTrustFile(env), PLUGINS);
+}
+
+/**
+ * A trust record at `file` (the plugins' here; the sandbox image's dev container has its own):
+ * its entries, [] when there is none. A damaged record's line says what it is and what to run.
+ */
+export function readTrustRecord(file: string, how: TrustRecordUse): TrustEntry[] {
+  const damaged = (f: string) =>
+    new PluginTrustError(`${f} is not a ${how.what} trust record; delete it and run ${how.command} again`);
+  return readJsonRecord(file, recordSchema, { version: 1, plugins: [] }, damaged).plugins;
 }
 
 /** Replaces the record: a temporary file (0600, in the same directory) renamed over it. */
-function writePluginTrust(entries: TrustEntry[], env: NodeJS.ProcessEnv): void {
-  const file = pluginTrustFile(env);
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    writeFileSync(tmp, `${JSON.stringify({ version: 1, plugins: entries }, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
-    renameSync(tmp, file);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
+function writeTrustRecord(file: string, entries: TrustEntry[]): void {
+  writeJsonRecord(file, { version: 1, plugins: entries });
 }
 
 export type TrustState = 'trusted' | 'changed' | 'untrusted';
@@ -205,25 +183,38 @@ export function trustPlugin(
   plugin: { spec: string; trustPath: string; hash: string },
   opts: { env?: NodeJS.ProcessEnv; now?: Date } = {},
 ): boolean {
-  const env = opts.env ?? process.env;
-  const entries = readPluginTrust(env);
-  if (trustState(plugin, entries) === 'trusted') return false;
+  return addTrust(pluginTrustFile(opts.env ?? process.env), plugin, { ...PLUGINS, now: opts.now });
+}
+
+/** Adds one acknowledgement to the record at `file`; false when this content was already trusted there. */
+export function addTrust(
+  file: string,
+  subject: { spec: string; trustPath: string; hash: string },
+  opts: TrustRecordUse & { now?: Date },
+): boolean {
+  const entries = readTrustRecord(file, opts);
+  if (trustState(subject, entries) === 'trusted') return false;
   const entry: TrustEntry = {
-    path: plugin.trustPath,
-    hash: plugin.hash,
-    spec: plugin.spec,
+    path: subject.trustPath,
+    hash: subject.hash,
+    spec: subject.spec,
     trustedAt: (opts.now ?? new Date()).toISOString(),
   };
-  writePluginTrust([...entries.filter((e) => e.path !== plugin.trustPath), entry], env);
+  writeTrustRecord(file, [...entries.filter((e) => e.path !== subject.trustPath), entry]);
   return true;
 }
 
 /** Takes the acknowledgement of a real path back; false when there was none. */
 export function untrustPlugin(trustPath: string, env: NodeJS.ProcessEnv = process.env): boolean {
-  const entries = readPluginTrust(env);
+  return removeTrust(pluginTrustFile(env), trustPath, PLUGINS);
+}
+
+/** Removes the acknowledgement of `trustPath` from the record at `file`; false when there was none. */
+export function removeTrust(file: string, trustPath: string, how: TrustRecordUse): boolean {
+  const entries = readTrustRecord(file, how);
   const kept = entries.filter((e) => e.path !== trustPath);
   if (kept.length === entries.length) return false;
-  writePluginTrust(kept, env);
+  writeTrustRecord(file, kept);
   return true;
 }
 

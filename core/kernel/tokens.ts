@@ -34,6 +34,20 @@ export const Tokens = {
 } as const;
 
 export type PortName = Exclude<keyof typeof Tokens, 'Config'>;
+
+/** Each port's interface by its name: what `offer(port, ...)` must be given for that port. */
+export interface PortTypes {
+  Sandbox: Sandbox;
+  Agent: Agent;
+  Forge: Forge;
+  Decider: Decider;
+  Embedder: Embedder;
+  Store: Store;
+  LessonMemory: LessonMemory;
+  Clock: Clock;
+  Log: Log;
+  HostGit: HostGit;
+}
 export const PORT_NAMES: readonly PortName[] = [
   'Sandbox',
   'Agent',

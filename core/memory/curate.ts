@@ -1,5 +1,6 @@
 import { UserError } from '../errors.js';
 import { LESSON_SCOPES, type LessonListed, type LessonScope } from '../ports/store.js';
+import { markedBlock, oneLine } from '../text/model.js';
 
 /** How many characters of a lesson `chalk lessons` shows in its table. */
 export const LESSON_SHORT = 60;
@@ -18,9 +19,6 @@ export function parseScope(text: string): LessonScope {
 
 export const noSuchLesson = (id: number) => new UserError(`there is no lesson ${id}: chalk lessons --all lists them`);
 
-const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
-const shorten = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
-
 /** The fix a lesson teaches: the distilled lesson, or the person's note. */
 export const lessonFix = (l: LessonListed) =>
   (l.scope === 'none' ? '' : (l.lesson ?? '').trim()) || (l.resolution ?? '').trim();
@@ -38,7 +36,7 @@ export function lessonRows(lessons: readonly LessonListed[]): string[][] {
       String(l.recalled),
       String(l.passed),
       day(l.resolvedAt),
-      shorten(oneLine(lessonFix(l) || (l.resolvedAt ? '' : '(open)')), LESSON_SHORT),
+      oneLine(lessonFix(l) || (l.resolvedAt ? '' : '(open)'), LESSON_SHORT),
     ]),
   ];
 }
@@ -60,5 +58,11 @@ export function lessonDetail(l: LessonListed): string {
     ['note', l.resolution ?? '-'],
   ];
   const w = Math.max(...rows.map(([k]) => k.length));
-  return `${rows.map(([k, v]) => `${k.padEnd(w)}  ${v.replace(/\n/g, `\n${' '.repeat(w + 2)}`)}`).join('\n')}\nsignature:\n${l.signature}\n`;
+  // Every value but Chalk's own is someone else's text: its further lines, and the signature (the
+  // sandbox's output), are a marked block, so none of it passes for a field of this listing.
+  const field = ([k, v]: [string, string]) => {
+    const [first, ...rest] = v.split('\n');
+    return [`${k.padEnd(w)}  ${first}`, ...rest.flatMap((r) => markedBlock(r))].join('\n');
+  };
+  return `${rows.map(field).join('\n')}\nsignature:\n${markedBlock(l.signature).join('\n')}\n`;
 }

@@ -3,7 +3,7 @@ import type { ExecOptions, ExecResult } from './sandbox.js';
 /**
  * The coding agent (the `claude` CLI) as the loop sees it: one call per kind,
  * each answering with a structured object, run wherever the caller says
- * (a sandbox session, or the host for fleet planning).
+ * (a sandbox session: no agent call runs on the host, fleet planning included).
  */
 /** The calls that do a loop's work (write access, a loop number): the one list of them. */
 export const LOOP_KINDS = ['continue', 'retry', 'fix-review'] as const;
@@ -70,9 +70,22 @@ export interface PermissionDenial {
 export interface AgentResult<A = unknown> {
   /** The validated structured answer, or `none` when it is missing or malformed. */
   answer: A | 'none';
-  /** `ok`, the CLI's error subtype (e.g. `error_max_turns`, `error_max_budget_usd`) or `error` (non-zero exit). */
+  /**
+   * `ok`, the CLI's error subtype (e.g. `error_max_turns`, `error_max_budget_usd`), `error`
+   * (non-zero exit), or how a limit or the sandbox ended a call that gave no result
+   * (`timed_out`, `output_capped`, `killed`).
+   */
   status: string;
+  /** What the CLI's own result says the call cost; the call's cap when it gave none (`costUnknown`). */
   costUsd: number;
+  /**
+   * The CLI wrote no result of its own (it was killed, timed out, or its output was
+   * unreadable): what the call spent is unknown, and `costUsd` is the most it could
+   * have spent (CHALK_BUDGET_USD), so a budget never counts it as free.
+   */
+  costUnknown?: boolean;
+  /** How a limit or the sandbox ended a call that gave no result (`timed out after 3600 s (CHALK_AGENT_TIMEOUT)`). */
+  ending?: string;
   usage: AgentUsage;
   denials: PermissionDenial[];
   /** The model that answered (highest cost in the result), else the requested one, else `default`. */
@@ -84,7 +97,7 @@ export interface AgentResult<A = unknown> {
   durationMs: number;
 }
 
-/** Where the CLI runs: a sandbox session (any Sandbox implementation) or the host. */
+/** Where the CLI runs: a sandbox session (any Sandbox implementation); never the host. */
 export interface AgentHost {
   exec(command: string, opts?: ExecOptions): Promise<ExecResult>;
 }
@@ -109,6 +122,12 @@ export interface Agent {
    * without knowing how a provider picks its models.
    */
   modelFor(kind: CallKind): string;
+  /**
+   * Whether this agent can run with the environment a run is given: null when it can, else one
+   * line saying what to supply (the credential it reads, say). Asked before a run starts
+   * anything; the core knows no agent's credentials.
+   */
+  cannotRun(env: NodeJS.ProcessEnv): string | null;
 }
 
 /**

@@ -12,13 +12,16 @@ export type BundleRejection =
   | 'too-large'
   | 'unverified'
   | 'heads'
+  | 'not-a-commit'
+  | 'over-cap'
   | 'not-descendant'
   | 'head-moved'
   | 'bad-target'
   | 'inspected'
+  | 'worktree'
   | 'git';
 
-/** A refused bundle: one readable line; nothing was changed in the repository. */
+/** A refused bundle: one readable line; nothing was changed in the repository or the worktree. */
 export class BundleImportError extends Error {
   override name = 'BundleImportError';
   constructor(
@@ -45,12 +48,53 @@ export interface ImportBundleOptions {
   target: BundleTarget;
   /** Default BUNDLE_MAX_BYTES (512 MiB). */
   maxBytes?: number;
+  /** The bundle's one head must have this name (default `HEAD`, what the sandbox's export writes). */
+  head?: string;
+  /** What the bundle may bring (default DEFAULT_HOME_LIMITS): checked in the quarantine, before any ref moves. */
+  limits?: HomeLimits;
   /**
    * Looks at the tip (fetched, not yet moved to) with host git before any ref
    * moves; a returned line refuses the import (`inspected`; the loop's guard uses this).
+   * `changed`: every path the tip changes against `base` (both sides of a rename), as read
+   * for a fast-forward; null for a detention branch.
    */
-  inspect?: (tip: string) => Promise<string | null>;
+  inspect?: (tip: string, changed: readonly string[] | null) => Promise<string | null>;
 }
+
+/**
+ * The caps on what a bundle brings home, each set by a machine-only key (a repository cannot
+ * raise them): read from the incoming tree's object metadata in the quarantine, never by
+ * checking anything out. They hold for a fast-forward and for a detention branch alike.
+ */
+export interface HomeLimits {
+  /** Files (blobs, symlinks, submodule entries) in the tip's tree: CHALK_HOME_MAX_FILES. */
+  maxFiles: number;
+  /** MiB of the tip's tree once checked out (every entry's size, shared blobs counted each time): CHALK_HOME_MAX_MB. */
+  maxMiB: number;
+  /** Bytes of any one path in the tip's tree: CHALK_HOME_MAX_PATH (a 3,000-deep path is 6,000). */
+  maxPathBytes: number;
+  /** Objects in the bundle's pack (commits, trees, blobs, tags): CHALK_HOME_MAX_OBJECTS. */
+  maxObjects: number;
+}
+
+/** The key that sets each cap, for the line that names it. */
+export const HOME_LIMIT_KEYS: Readonly<Record<keyof HomeLimits, string>> = {
+  maxFiles: 'CHALK_HOME_MAX_FILES',
+  maxMiB: 'CHALK_HOME_MAX_MB',
+  maxPathBytes: 'CHALK_HOME_MAX_PATH',
+  maxObjects: 'CHALK_HOME_MAX_OBJECTS',
+};
+
+/** The defaults: far above what a real project's tree has (Chromium's has under 500,000 files). */
+export const DEFAULT_HOME_LIMITS: Readonly<HomeLimits> = {
+  maxFiles: 500_000,
+  maxMiB: 4096,
+  maxPathBytes: 1024,
+  maxObjects: 2_000_000,
+};
+
+/** The longest name one path component may have: what Linux and macOS file systems hold (NAME_MAX). */
+export const MAX_NAME_BYTES = 255;
 
 export interface ImportedBundle {
   /** The bundle's tip: the new HEAD, or the new branch's tip. */
@@ -66,6 +110,8 @@ export interface CreatedBundle {
   head: string;
   /** The head's ref name in the bundle (`refs/heads/chalk/T-1`). */
   ref: string;
+  /** The boundary commits of a shallow history, which the receiver marks shallow; [] for a full history. */
+  shallow: string[];
 }
 
 /** What a command printed and how it exited (a push: the caller shows what the remote said). */
@@ -80,6 +126,8 @@ export interface HostGit {
   revParse(cwd: string, rev: string): Promise<string>;
   /** `git config --get KEY`, or null when unset. */
   configGet(cwd: string, key: string): Promise<string | null>;
+  /** The configuration files git includes for `cwd` (`include.path`, `includeIf.*.path`), absolute. */
+  includedConfigFiles(cwd: string): Promise<string[]>;
   /** `git status --porcelain` lines (empty when clean), or null when git could not read the worktree. */
   statusPorcelain(cwd: string): Promise<string[] | null>;
   /** The checked-out branch's short name, or null on a detached HEAD. */
@@ -96,10 +144,18 @@ export interface HostGit {
   mergeBase(cwd: string, o: { a: string; b: string }): Promise<string | null>;
   /** Every path that differs between two commits (both sides of a rename). */
   changedPaths(cwd: string, o: { from: string; to: string }): Promise<string[]>;
+  /** Every file of a commit's tree, at any depth, as git stores it: mode, object id, path; its contents never read. */
+  treeEntries(cwd: string, rev: string): Promise<TreeEntry[]>;
   /** A file of a commit as git stores it (mode and text); null when absent. */
   fileAt(cwd: string, o: { rev: string; path: string }): Promise<{ mode: string; text: string } | null>;
   /** A bundle of `ref`'s full history at `out`, which must not exist yet. */
-  createBundle(o: { cwd: string; ref: string; out: string }): Promise<CreatedBundle>;
+  createBundle(o: {
+    cwd: string;
+    ref: string;
+    out: string;
+    depth?: number;
+    keep?: string | null;
+  }): Promise<CreatedBundle>;
   /** Takes a sandbox's bundle in, checked (BundleImportError when refused; no ref moved then). */
   importBundle(o: ImportBundleOptions): Promise<ImportedBundle>;
   /** Whether the full ref (`refs/heads/x`) exists. */
@@ -119,10 +175,23 @@ export interface HostGit {
   diffSummary(cwd: string, o: { from: string; to: string; maxLines: number }): Promise<DiffSummary>;
   /** `git switch -c NAME` at HEAD (office hours' `tutoring/...` branch); throws with git's line. */
   switchNewBranch(cwd: string, name: string): Promise<void>;
+  /**
+   * Office hours' grading files: `paths` put back as commit `from` has them (removed when it has
+   * none) and committed alone with `message`; the new commit, or null when nothing changed.
+   */
+  commitRestored(cwd: string, o: { from: string; paths: readonly string[]; message: string }): Promise<string | null>;
   /** Whether `ancestor` is `descendant` or one of its ancestors (`chalk cleanup`: merged). */
   isAncestor(cwd: string, o: { ancestor: string; descendant: string }): Promise<boolean>;
   /** Remote-tracking refs whose history holds `rev` (`chalk cleanup`: pushed). */
   remotesContaining(cwd: string, rev: string): Promise<string[]>;
+}
+
+/** One file of a commit's tree (`git ls-tree -r`): `100644`, `100755`, `120000` (a symlink) or `160000` (a submodule). */
+export interface TreeEntry {
+  mode: string;
+  /** The blob's (or the submodule commit's) id: a hash of the content. */
+  oid: string;
+  path: string;
 }
 
 /** What changed between two commits, as office hours shows it to the distiller. */

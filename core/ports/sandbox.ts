@@ -17,9 +17,17 @@ export interface ExecOptions {
   signal?: AbortSignal;
   /**
    * This command is the agent CLI: only it gets the agent credentials (and the
-   * telemetry settings), in its own environment. The setup and rubric commands never do.
+   * telemetry settings), in its own environment. The setup and rubric commands
+   * never do. It starts only once every process left in the sandbox has ended
+   * (`reapStrays`), so none is there to read that environment, and only it can
+   * write the output the host reads back as the call's result.
    */
   agent?: boolean;
+  /**
+   * With `agent`: the call's spend cap in US dollars, held where the sandbox meters the model
+   * (its gateway refuses the model once the call has spent it), beside the CLI's own cap.
+   */
+  budgetUsd?: number;
   /**
    * Most bytes of output (stdout and stderr together) the host takes from the
    * command; past it the command is stopped and `outputCapped` is set.
@@ -36,6 +44,59 @@ export interface ExecResult {
   timedOut: boolean;
   /** The command printed more than its output cap and was stopped. */
   outputCapped?: boolean;
+  /**
+   * The sandbox itself ended the command, said in the sandbox's words for the
+   * person (e.g. `the sandbox ran out of memory (CHALK_SANDBOX_MEM_MB=2048)`); absent otherwise.
+   */
+  killedBy?: string;
+  /**
+   * What an agent command's model calls used, counted from the model's responses by the
+   * sandbox's gateway, outside the sandbox's reach: where present, the spend to record and hold
+   * against the budgets, whatever the command printed.
+   */
+  metered?: MeteredUsage;
+}
+
+/** Tokens and cost of one agent command, as the sandbox's model gateway counted them. */
+export interface MeteredUsage {
+  costUsd: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheCreationTokens: number;
+  /** The model that cost the most ('' when no request was answered). */
+  model: string;
+  requests: number;
+  /** Responses whose usage could not be read. */
+  unmetered: number;
+  /** Models the gateway's price table does not know (priced as the dearest). */
+  unpriced: string[];
+  /** Requests the gateway refused because the call's cap was spent. */
+  refusedOverCap: number;
+}
+
+/** One destination a sandbox was refused, counted, with the reason the sandbox was given. */
+export interface EgressRefusal {
+  host: string;
+  port: number;
+  /**
+   * `policy` (not allowed) and `private` (a refused address range) are the person's to allow;
+   * `loopback`, `sni`, `protocol`, `dns` and `gateway` never are.
+   */
+  kind: string;
+  reason: string;
+  count: number;
+  /** Unix seconds. */
+  first: number;
+  last: number;
+}
+
+/** A sandbox's way out, where the provider controls it. */
+export interface SandboxEgress {
+  /** What the sandbox may reach, for the run's log (one line). */
+  readonly summary: string;
+  /** The refusals since the last call (at most a cap of distinct ones, the rest counted in `dropped`). */
+  refusals(): Promise<{ entries: EgressRefusal[]; dropped: number }>;
 }
 
 /** Of a long output, the host keeps this many bytes in memory (the head, and the last quarter as the tail). */
@@ -59,6 +120,12 @@ export interface SandboxSpec {
    * where the ticket branch left it (what the review diffs against).
    */
   baseBranch?: { name: string; commit: string };
+  /**
+   * The boundary commits of a shallow history in `source` (a shallow host
+   * repository, or `CHALK_CLONE_DEPTH`): the clone marks them shallow, since
+   * the bundle holds none of their parents. Absent or [] for a full history.
+   */
+  shallow?: string[];
   /** Commit identity inside the sandbox (the caller reads the host's git identity). */
   author: { name: string; email: string };
   /** Extra, non-secret environment for the container (e.g. from `beforeSandboxStart` taps). */
@@ -88,6 +155,66 @@ export class SandboxFileError extends Error {
   override name = 'SandboxFileError';
 }
 
+export interface CommitOptions {
+  allowEmpty?: boolean;
+  /** Commit exactly this tree (an object id), not the working tree. */
+  tree?: string;
+  /** The commit's parent with `tree` (an object id); default HEAD. */
+  parent?: string;
+}
+
+export interface GraftOptions {
+  onto: string;
+  from: string;
+  to: string;
+  exclude?: readonly string[];
+  /** Paths a harness run added elsewhere (the base's rubric, from the host's cache): never taken when `to` adds them. */
+  made?: readonly string[];
+  harness?: readonly (readonly [string, string])[];
+}
+
+/** An object id as git prints it (SHA-1 or SHA-256). */
+export const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
+/** The environment of the shipped graft script: object ids checked, never spliced into a command. */
+export function graftEnv(o: GraftOptions): Record<string, string> {
+  const ids = [o.onto, o.from, o.to, ...(o.harness ?? []).flat()];
+  for (const id of ids) if (!OBJECT_ID.test(id)) throw new Error(`not an object id: ${JSON.stringify(id)}`);
+  return {
+    ONTO: o.onto,
+    FROM: o.from,
+    TO: o.to,
+    EXCLUDE: (o.exclude ?? []).join('\n'),
+    MADE: (o.made ?? []).join('\n'),
+    HARNESS: (o.harness ?? []).map(([a, b]) => `${a} ${b}`).join('\n'),
+  };
+}
+
+/** The environment of the shipped commit script for these options (object ids checked). */
+export function commitEnv(message: string, o: CommitOptions = {}): Record<string, string> {
+  for (const id of [o.tree, o.parent]) {
+    if (id !== undefined && !OBJECT_ID.test(id)) throw new Error(`not an object id: ${JSON.stringify(id)}`);
+  }
+  return { MESSAGE: message, ALLOW_EMPTY: o.allowEmpty ? '1' : '', TREE: o.tree ?? '', PARENT: o.parent ?? '' };
+}
+
+/** What `SandboxSession.saveState` keeps of a sandbox after its setup command. */
+export interface StateSaveOptions {
+  /**
+   * Names of the dependency directories to keep wherever the setup made them in the clone
+   * (untracked, at any depth, not inside another: `node_modules`, `.venv`, `target`, ...).
+   * The home directory is kept whole, but the git identity the clone wrote.
+   */
+  dirs: readonly string[];
+  /** Most bytes the host takes; past them the save is stopped and nothing is kept. */
+  maxBytes: number;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** A saved state: its size on the host, or why nothing was kept (one line). */
+export type SavedState = { saved: true; bytes: number } | { saved: false; why: string };
+
 export interface SandboxSession {
   /** The sandbox's name as its provider forms it (Docker: `chalk-sandbox-<repo>-<TICKET>`), for the log. */
   readonly name: string;
@@ -98,8 +225,21 @@ export interface SandboxSession {
   clone(): Promise<string>;
   /** The clone's HEAD commit. */
   head(): Promise<string>;
-  /** Commits everything in the tree (tracked and untracked, not ignored); returns the new HEAD, or null when there was nothing to commit. */
-  commitAll(message: string, opts?: { allowEmpty?: boolean }): Promise<string | null>;
+  /**
+   * Commits everything in the tree (tracked and untracked, not ignored) on top of HEAD; with `tree`,
+   * exactly that tree on top of `parent` (default HEAD), whatever the working tree holds. The index
+   * is then HEAD's. Returns the new HEAD, or null when there was nothing to commit.
+   */
+  commitAll(message: string, opts?: CommitOptions): Promise<string | null>;
+  /**
+   * A tree made without touching the working tree or the index: `onto` with every path that changed
+   * from `from` to `to` taking `to`'s entry (or gone). Left out: the literal paths in `exclude`, and
+   * paths `to` adds that a harness run also added (`made`, or `harness`: the trees before and after it).
+   * Throws when git fails.
+   */
+  graftTree(o: GraftOptions): Promise<string>;
+  /** Puts the working tree (tracked and untracked, not ignored files) back as `tree` has it; the index is untouched. */
+  restoreTree(tree: string): Promise<void>;
   /**
    * Writes the commits in `base..HEAD` as a git bundle, copies it out through
    * the engine (a regular file under the bundle cap, else SandboxFileError) to
@@ -120,8 +260,10 @@ export interface SandboxSession {
    */
   readFile(path: string, opts: { maxBytes: number }): Promise<Buffer | null>;
   /**
-   * Ends every process left in the sandbox (the agent's background jobs), so
-   * nothing the agent started runs beside the rubric or the review.
+   * Ends every process left in the sandbox (the agent's background jobs, what
+   * the setup or the rubric left running, double-forked, stopped or ignoring
+   * signals, a fork bomb), so nothing one command started runs beside the next
+   * or reads what comes next. Throws when it cannot: nothing may run then.
    */
   reapStrays(): Promise<void>;
   /** Discards uncommitted changes and untracked, non-ignored files. */
@@ -130,14 +272,42 @@ export interface SandboxSession {
   treeId(exclude?: string[]): Promise<string | null>;
   /** Stops and removes the container; safe to call more than once. */
   stop(): Promise<void>;
+  /**
+   * Streams what the setup command left (StateSaveOptions) out of the sandbox, as an
+   * archive the host never unpacks, into `dest`: a new host file in a directory no
+   * sandbox reaches. Past the cap, failing or timing out, nothing is left at `dest`.
+   * Optional: a sandbox without it keeps no setup state, and every sandbox runs setup.
+   */
+  saveState?(dest: string, opts: StateSaveOptions): Promise<SavedState>;
+  /**
+   * Unpacks an archive `saveState` made into this sandbox (the clone's dependency
+   * directories and the home directory only; files the clone has are kept). Throws on failure.
+   */
+  restoreState?(src: string, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<void>;
+  /** Present when the provider controls the sandbox's network (Docker's egress proxy). */
+  readonly egress?: SandboxEgress;
+}
+
+/** Which image a sandbox provider chose for the repository, and why; `notes` are what it did not use. */
+export interface ImageReport {
+  image: string;
+  why: string;
+  notes: string[];
 }
 
 export interface Sandbox {
   /** The image sandboxes start from, when they start from one (what `beforeSandboxStart` taps are told). */
   readonly image?: string;
+  /** Once `ensureImage` is done, a provider that chooses among images says which, and why (the run's first lines show it). */
+  readonly imageReport?: ImageReport;
   /**
-   * Makes sure the image exists: builds the default image when missing; a
-   * missing custom image is a UserError.
+   * The image's own id (Docker: `docker image inspect`'s `Id`), whatever name it has:
+   * what a saved setup state is keyed by. Null when it cannot be known.
+   */
+  imageId?(): Promise<string | null>;
+  /**
+   * Makes sure the image exists: builds the default image (and an image the repository's
+   * toolchain or dev container asks for) when missing; a missing custom image is a UserError.
    */
   ensureImage(): Promise<void>;
   /** Removes any leftover container of the same ticket, then starts a fresh one. */
@@ -146,6 +316,12 @@ export interface Sandbox {
   removeLeftovers(filter: { repo: string; ticket?: string }): Promise<string[]>;
   /** Stops and removes every session this process opened (for signal handlers). */
   closeAll(): Promise<void>;
+  /**
+   * Lines saying which image and limits a sandbox gets and who chose each
+   * (environment, repository, default, held to this machine's ceiling), for
+   * the run's first lines; a provider with nothing to say may leave it out.
+   */
+  describe?(): Promise<string[]>;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { commonDir, currentBranchName, remoteUrl, showToplevel } from '../git/host-git.js';
+import { commonDir, currentBranchName, originHeadBranch, remoteUrl, showToplevel } from '../git/host-git.js';
 
 /**
  * The top of the current worktree, or null outside a git repository: the
@@ -56,6 +56,18 @@ export async function repoName(cwd = process.cwd()): Promise<string> {
 
 export async function currentBranch(cwd = process.cwd()): Promise<string | null> {
   return currentBranchName(cwd);
+}
+
+/**
+ * The branch tickets start from, as the repository says it: origin's HEAD (what a clone
+ * checks out), else the branch checked out now unless it is one of Chalk's own; null when neither.
+ */
+export async function baseBranchOf(cwd: string): Promise<{ branch: string; from: string } | null> {
+  const origin = await originHeadBranch(cwd);
+  if (origin) return { branch: origin, from: "origin's HEAD" };
+  const current = await currentBranchName(cwd);
+  if (current && !/^(chalk|detention|tutoring)\//.test(current)) return { branch: current, from: 'the current branch' };
+  return null;
 }
 
 export async function originUrl(cwd = process.cwd()): Promise<string | null> {

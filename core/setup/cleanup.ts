@@ -1,10 +1,12 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Config } from '../config/config.js';
 import { hostGitPort } from '../git/port.js';
 import { repoStateDir, runsDir } from '../layout.js';
 import type { HostGit } from '../ports/host-git.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import { alive, livePid } from '../process/pid.js';
+import { cleanSetupStates } from '../setup-cache/clean.js';
 
 /** Branch namespaces Chalk creates: ticket work, office hours, detention. */
 const BRANCH_PREFIXES = ['refs/heads/chalk', 'refs/heads/tutoring', 'refs/heads/detention'];
@@ -60,6 +62,8 @@ export interface CleanupOptions {
   /** Also dirty worktrees, unmerged branches and the repository's whole state directory. */
   all: boolean;
   sandbox: Sandbox;
+  /** What keys the setup cache (the setup command, the cache's directories). */
+  config: Config;
   /** `CHALK_BASE_BRANCH`: a `tutoring/` branch merged into it goes. */
   baseBranch: string;
   say: (line: string) => void;
@@ -107,6 +111,16 @@ export async function cleanupRepository(o: CleanupOptions): Promise<void> {
   }
   if (kept > 0) {
     o.say(`kept ${kept} branch(es) that are neither merged nor pushed; 'chalk cleanup --all' deletes them too`);
+  }
+  const states = await cleanSetupStates(
+    { config: o.config, git, sandbox: o.sandbox },
+    { repo: o.repo, root: o.root, baseBranch: o.baseBranch, all: o.all },
+  );
+  if (states.removed > 0 || states.kept > 0) {
+    const mib = (states.bytes / (1024 * 1024)).toFixed(1);
+    o.say(
+      `removed ${states.removed} saved setup state(s) (${mib} MiB)${states.kept ? `; kept ${states.kept}: ${states.keptAs === 'current' ? `the one a sandbox of ${o.baseBranch} restores now` : 'the most recently used'}` : ''}`,
+    );
   }
   rmSync(o.all ? repoStateDir(o.repo) : runsDir(o.repo), { recursive: true, force: true });
   o.say('cleanup complete (telemetry database untouched)');

@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { UserError } from '../errors.js';
+import { writeRepoFile } from '../fs/repo-file.js';
 import { HostGitError, oneLine } from '../git/host-git.js';
 import { hostGitPort } from '../git/port.js';
 import { SHARE_DIR } from '../paths.js';
@@ -59,8 +60,14 @@ export async function newTicket(opts: {
     const why = err instanceof HostGitError ? oneLine(err.stderr) : String(err);
     throw new UserError(`git could not create the worktree: ${why}`);
   });
-  const spec = join(worktree, 'specs', `${ticket}.md`);
-  mkdirSync(join(worktree, 'specs'), { recursive: true });
-  if (!existsSync(spec)) writeFileSync(spec, specFromTemplate(ticket, title));
-  return { ticket, title, branch, worktree, spec: join('specs', basename(spec)) };
+  const spec = `specs/${ticket}.md`;
+  try {
+    // The base's tree is the repository's: a `specs` link in it is refused, never written through.
+    writeRepoFile(worktree, spec, specFromTemplate(ticket, title), { ifExists: 'keep' });
+  } catch (err) {
+    await git.worktreeRemove(root, { path: worktree, force: true }).catch(() => undefined);
+    await git.deleteBranch(root, { name: branch, force: true }).catch(() => undefined);
+    throw err;
+  }
+  return { ticket, title, branch, worktree, spec };
 }

@@ -1,6 +1,7 @@
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../errors.js';
+import { writeRepoFile } from '../fs/repo-file.js';
 import { SHARE_DIR } from '../paths.js';
 import { CALL_KINDS, type CallKind } from '../ports/agent.js';
 
@@ -47,10 +48,8 @@ export function ejectPrompt(root: string, name: string): string {
     throw new UserError(`no prompt named '${name}'; choose one of: ${PROMPT_NAMES.join(', ')}`, 2);
   }
   const rel = join('.chalk', 'prompts', `${name}.md`);
-  const target = join(root, rel);
-  if (existsSync(target))
+  const text = readFileSync(join(SHARE_DIR, 'prompts', `${name}.md`), 'utf8');
+  if (writeRepoFile(root, rel, text, { ifExists: 'keep' }) === 'kept')
     throw new UserError(`${rel} already exists; edit it, or delete it to eject the shipped one again`);
-  mkdirSync(join(root, '.chalk', 'prompts'), { recursive: true });
-  copyFileSync(join(SHARE_DIR, 'prompts', `${name}.md`), target);
   return rel;
 }

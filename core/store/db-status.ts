@@ -2,6 +2,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StoreInfo } from '../ports/store.js';
 import { alive, readPid } from '../process/pid.js';
+import { checkDataMajor } from './embedded/engine.js';
 import { probe } from './embedded/ensure.js';
 import type { EmbeddedPaths } from './embedded/paths.js';
 import { PgStore } from './pg-store.js';
@@ -59,6 +60,11 @@ async function embeddedStatus(paths: EmbeddedPaths, timeoutMs: number): Promise<
     info: null,
     error: null,
   };
+  try {
+    checkDataMajor(paths);
+  } catch (err) {
+    return { ...base, error: (err as Error).message };
+  }
   // Status never starts the server: it only reads a running one.
   if (!running) return base;
   return withInfo(base, { kind: 'embedded', paths }, timeoutMs);

@@ -4,7 +4,12 @@ import { UserError } from '../errors.js';
  * Turns a connection failure into one line naming the host (never the password) and
  * what to check. Errors from queries on a working connection are not connection problems.
  */
-export function connectionError(err: unknown, where: string, kind: 'embedded' | 'server'): Error {
+export function connectionError(
+  err: unknown,
+  where: string,
+  kind: 'embedded' | 'server',
+  setting = 'CHALK_DATABASE_URL',
+): Error {
   if (err instanceof UserError) return err;
   const e = err as NodeJS.ErrnoException & { code?: string; message?: string };
   const code = e?.code ?? '';
@@ -14,13 +19,13 @@ export function connectionError(err: unknown, where: string, kind: 'embedded' | 
   }
   const check: Record<string, string> = {
     ECONNREFUSED: 'is the server running and listening on that host and port?',
-    ENOTFOUND: 'is the host name in CHALK_DATABASE_URL right?',
-    EAI_AGAIN: 'is the host name in CHALK_DATABASE_URL right, and DNS reachable?',
+    ENOTFOUND: `is the host name in ${setting} right?`,
+    EAI_AGAIN: `is the host name in ${setting} right, and DNS reachable?`,
     ETIMEDOUT: 'is the host reachable from this machine (firewall, VPN)?',
     EHOSTUNREACH: 'is the host reachable from this machine (firewall, VPN)?',
-    '28P01': 'check the user and password in CHALK_DATABASE_URL',
+    '28P01': `check the user and password in ${setting}`,
     '28000': "check the server's pg_hba.conf allows this user from this machine",
-    '3D000': 'check the database name in CHALK_DATABASE_URL (create it first)',
+    '3D000': `check the database name in ${setting} (create it first)`,
     '42501': 'the user needs CREATE on the database to apply the schema',
   };
   const hint =
@@ -29,7 +34,7 @@ export function connectionError(err: unknown, where: string, kind: 'embedded' | 
       ? 'is the host reachable from this machine (firewall, VPN)? CHALK_DB_TIMEOUT sets the wait'
       : /terminated unexpectedly|ECONNRESET/i.test(msg)
         ? 'the server closed the connection: is it Postgres, and does it accept this client (pg_hba.conf; add ?sslmode=require if it needs SSL)?'
-        : 'check CHALK_DATABASE_URL and that the server accepts connections');
+        : `check ${setting} and that the server accepts connections`);
   // pg messages name users and databases, never passwords; strip any URL just in case.
   const safe = msg.replace(/postgres(ql)?:\/\/\S+/g, '<url>');
   return new UserError(`cannot use the Postgres server at ${where}: ${safe}; ${hint}`);

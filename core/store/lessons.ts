@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import type {
   ExactQuery,
   Lesson,
@@ -10,7 +10,9 @@ import type {
   RecalledLesson,
   RecallsRecord,
 } from '../ports/store.js';
+import { type BitsRow, LessonBits, type SlotCounts, similarityOf } from './lesson-bits.js';
 import { embeddingParam, type Shape } from './shape.js';
+import { iterateWordSimilarity, trigramSequence } from './trigram.js';
 
 /** The lessons columns a Lesson is read from (toLesson), in the one place they are listed. */
 export const COLUMNS = `id, repo, ticket, signature, resolution, lesson, resolved_by, created_at, resolved_at,
@@ -114,69 +116,129 @@ export async function exactLessons(db: Pool, q: ExactQuery): Promise<RecalledLes
 /** Spec mode's rule: word_similarity(coalesce(first_error, signature), spec) above it. */
 export const SPEC_ABOVE = 0.6;
 
-/**
- * Spec mode asks word_similarity(coalesce(first_error, signature), spec) > 0.6, which no trigram
- * index strategy answers with the lesson as the needle (`%>` and `<->>` put the query there).
- * pg_trgm's word_similarity (trgm_op.c, iterate_word_similarity) is, over extents of the spec,
- * the best c / (n + e - c): n the text's distinct trigrams, e the extent's, c those of the
- * extent's that are the text's. As e >= c it is at most c / n, and the extent's trigrams are
- * some of the spec's, so a text above 0.6 shares more than 0.6 n of its trigrams with the whole
- * spec (as show_trgm gives them, the same trigrams word_similarity makes). The
- * statement counts those shared trigrams per lesson on lesson_trgms (one index search per spec
- * trigram: the lessons that hold it), keeps the lessons that reach the bound (a hair under 0.6 n,
- * so float rounding of the score can never lose one), and scores only those, best first, then
- * newest; the caller keeps the rows above 0.6.
- */
-export const SPEC_SQL = `SELECT ${COLUMNS}, word_similarity(coalesce(first_error, signature), $2)::float8 AS score
-  FROM (SELECT t.lesson_id FROM lesson_trgms t WHERE t.trgm = ANY (show_trgm($2))
-        GROUP BY t.lesson_id HAVING count(*) >= 0.999 * ${SPEC_ABOVE} * min(t.of)) c
-  JOIN lessons ON lessons.id = c.lesson_id
-  WHERE ${RECALLABLE} AND ${IN_SCOPE}
-  ORDER BY score DESC, id DESC LIMIT $3`;
-
-/** A similarity rule of failure and text mode: similarity(col, query) > above, on the lessons `also` keeps. */
-export interface SimilarityRule {
-  col: 'signature' | 'first_error';
+/** A rule of the lexical rung: `col`'s score against `query` above `above`, over the lessons `first` keeps. */
+export interface LexicalRule {
+  col: 'signature' | 'first_error' | 'spec';
+  /** Which of the fetched query texts the rule counts against (0: the first, 1: the second). */
+  set: 0 | 1;
   query: string;
   above: number;
-  also: string;
+  first: 'with' | 'without' | 'any';
 }
 
-/** The similarity rules of a failure- or text-mode recall (LexicalQuery). */
-export function similarityRules(q: LexicalQuery): SimilarityRule[] {
-  const bySignature = (also: string): SimilarityRule => ({ col: 'signature', query: q.query, above: 0.1, also });
-  if (q.mode === 'text') return [bySignature('')];
-  const rules: SimilarityRule[] = [];
-  if (q.firstError)
-    rules.push({ col: 'first_error', query: q.firstError, above: 0.5, also: 'AND first_error IS NOT NULL' });
-  rules.push(bySignature('AND first_error IS NULL'));
-  return rules;
+/** What one recall fetches and asks: the bitmaps' family and its query texts, and the rules. */
+export interface LexicalPlan {
+  /** 's': signature trigrams, with their counts in planes 'n'; 'c': coalesce(first_error, signature), planes 'm'. */
+  family: 's' | 'c';
+  texts: [string, string | null];
+  rules: LexicalRule[];
 }
 
 /**
- * The two statements of a similarity rule, each with `%` at the rule's own bound (set by the
- * caller; `%` rechecks similarity >= it on each row, so it can be no stricter). `nearest`: the
- * texts of at most chalk_knn_trgms() trigrams in nearest-neighbour order on their GiST index
- * (`col <-> query` is 1 - similarity, so the best come first and the rest are never scored; $3
- * rows), the index skipping whole subtrees that cannot reach the bound. `long`: the longer texts
- * on their partial GIN index, and only those with n * b < m (n, m: the text's and the query's
- * distinct trigrams; similarity is at most m / n, so no other can pass b).
+ * The rules of a recall (LexicalQuery): failure mode's similarity(first_error, E) > 0.5 on lessons
+ * with a first error and similarity(signature, query) > 0.1 on those without (whose
+ * coalesce(first_error, signature) is the signature, so both count on family 'c'); text mode's
+ * similarity(signature, feedback) > 0.1; spec mode's word_similarity(coalesce(...), spec) > 0.6.
  */
-export function similaritySql(r: SimilarityRule): { nearest: string; long: string } {
-  const count = `${r.col}_trgms`;
-  const select = `SELECT ${COLUMNS}, similarity(${r.col}, $2)::float8 AS score FROM lessons`;
-  const where = `${r.col} % $2 AND ${RECALLABLE} AND ${IN_SCOPE} ${r.also}`;
-  return {
-    nearest: `${select} WHERE ${count} <= chalk_knn_trgms() AND ${where} ORDER BY ${r.col} <-> $2 LIMIT $3`,
-    long: `${select} WHERE ${count} > chalk_knn_trgms() AND ${where}
-           AND ${count} * ${r.above} < (SELECT coalesce(array_length(show_trgm($2), 1), 0))
-           ORDER BY score DESC, id DESC LIMIT $3`,
-  };
+export function lexicalPlan(q: LexicalQuery): LexicalPlan {
+  if (q.mode === 'text')
+    return {
+      family: 's',
+      texts: [q.query, null],
+      rules: [{ col: 'signature', set: 0, query: q.query, above: 0.1, first: 'any' }],
+    };
+  if (q.mode === 'spec')
+    return {
+      family: 'c',
+      texts: [q.query, null],
+      rules: [{ col: 'spec', set: 0, query: q.query, above: SPEC_ABOVE, first: 'any' }],
+    };
+  const rules: LexicalRule[] = [{ col: 'signature', set: 1, query: q.query, above: 0.1, first: 'without' }];
+  if (q.firstError) rules.unshift({ col: 'first_error', set: 0, query: q.firstError, above: 0.5, first: 'with' });
+  return { family: 'c', texts: [q.firstError ?? '', q.query], rules };
 }
 
-/** pg_trgm.similarity_threshold for the rest of the transaction. */
-async function setThreshold(c: PoolClient, threshold: number): Promise<void> {
-  await c.query(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [String(threshold)]);
+/**
+ * One statement reads what a recall needs from lesson_bits, by primary key: the bitmap of each
+ * trigram of the query texts in the family ($1), per chunk in one value (`data`, base64: each row's
+ * list or bitmap in turn, `lens` its list's length in bytes or -1 for a bitmap, `sets` which texts
+ * have the trigram: bit 0 the first, $2, bit 1 the second, $3; `names` the trigrams when $6; the
+ * aggregates of one group see its rows in one order); the family's trigram-count planes and the
+ * flags ($4) and the repository's lessons ($5), a row each (`name` kind:name); and each text's
+ * count of distinct trigrams (the row without a chunk, `sets`), with the first text's trigrams
+ * when $6 (`names`).
+ */
+export const BITS_SQL = `WITH q AS (
+    SELECT t, bit_or(w) AS w FROM (SELECT unnest(show_trgm($2)) AS t, 1 AS w
+                                   UNION ALL SELECT unnest(show_trgm($3)), 2) x GROUP BY t),
+  t AS (SELECT q.w, b.chunk, b.name, coalesce(b.list, substring(bit_send(b.bits) FROM 5)) AS data,
+               CASE WHEN b.bits IS NULL THEN length(b.list) ELSE -1 END AS len
+        FROM q JOIN lesson_bits b ON b.kind = $1 AND b.name = q.t)
+  SELECT chunk, array_agg(w) AS sets, array_agg(len) AS lens, CASE WHEN $6 THEN array_agg(name) END AS names,
+         encode(string_agg(data, ''::bytea), 'base64') AS data, NULL AS name
+    FROM t GROUP BY chunk
+  UNION ALL SELECT b.chunk, NULL, ARRAY[CASE WHEN b.bits IS NULL THEN length(b.list) ELSE -1 END], NULL,
+         encode(coalesce(b.list, substring(bit_send(b.bits) FROM 5)), 'base64'), b.kind || ':' || b.name
+    FROM lesson_bits b WHERE b.kind = ANY ($4::text[]) OR (b.kind = 'p' AND b.name = $5)
+  UNION ALL SELECT NULL, ARRAY[(SELECT count(*) FROM q WHERE w & 1 = 1)::int, (SELECT count(*) FROM q WHERE w & 2 = 2)::int],
+         NULL, CASE WHEN $6 THEN show_trgm($2) END, NULL, NULL`;
+
+interface BitsResult {
+  chunk: number | null;
+  sets: number[] | null;
+  lens: number[];
+  names: string[] | null;
+  /** base64 */
+  data: string | null;
+  name: string | null;
+}
+
+/** The fetch's rows as BitsRows (views into each chunk's data), each text's trigram count, and the first's trigrams (with $6). */
+export function bitsRows(result: readonly BitsResult[]): { rows: BitsRow[]; m: [number, number]; trigrams: string[] } {
+  const rows: BitsRow[] = [];
+  let m: [number, number] = [0, 0];
+  let trigrams: string[] = [];
+  const piece = (data: Buffer, at: number, len: number) =>
+    len < 0 ? { list: null, bits: data.subarray(at, at + 1024) } : { list: data.subarray(at, at + len), bits: null };
+  for (const r of result) {
+    const data = Buffer.from(r.data ?? '', 'base64');
+    if (r.chunk === null) {
+      m = [Number(r.sets?.[0] ?? 0), Number(r.sets?.[1] ?? 0)];
+      trigrams = r.names ?? [];
+    } else if (r.name !== null) {
+      const [kind, ...rest] = r.name.split(':');
+      rows.push({
+        sets: 0,
+        kind: kind as string,
+        name: rest.join(':'),
+        chunk: Number(r.chunk),
+        ...piece(data, 0, Number(r.lens[0])),
+      });
+    } else {
+      let at = 0;
+      (r.sets ?? []).forEach((sets, i) => {
+        const len = Number(r.lens[i]);
+        rows.push({
+          sets: Number(sets),
+          kind: '',
+          name: r.names?.[i] ?? '',
+          chunk: Number(r.chunk),
+          ...piece(data, at, len),
+        });
+        at += len < 0 ? 1024 : len;
+      });
+    }
+  }
+  return { rows, m, trigrams };
+}
+
+/** The rows of a rule's candidates ($3), each with the rule's own score, checked against the rule's lessons again. */
+export function scoredSql(r: LexicalRule): string {
+  const score = r.col === 'spec' ? `word_similarity(coalesce(first_error, signature), $2)` : `similarity(${r.col}, $2)`;
+  const first =
+    r.first === 'with' ? 'AND first_error IS NOT NULL' : r.first === 'without' ? 'AND first_error IS NULL' : '';
+  return `SELECT ${COLUMNS}, ${score}::float8 AS score FROM lessons
+    WHERE id = ANY ($3::bigint[]) AND ${RECALLABLE} AND ${IN_SCOPE} ${first}`;
 }
 
 /** Scores closer than this are treated as a possible tie (similarity is a float4). */
@@ -186,66 +248,115 @@ const TIE = 1e-6;
 export const byScore = <T extends { similarity: number; id: number }>(rows: T[], limit: number): T[] =>
   [...rows].sort((a, b) => b.similarity - a.similarity || b.id - a.id).slice(0, limit);
 
+/** A rule's candidates, best first (then newest), each with its score from the counts where it has one. */
+export interface Ranked {
+  ids: number[];
+  /** The score the counts give each candidate, or null when only Postgres can score them. */
+  scores: number[] | null;
+}
+
 /**
- * The best `limit` short texts of a similarity rule (`nearest`), exactly as `ORDER BY score DESC,
- * id DESC LIMIT limit` over all of them would give them. Nearest-neighbour order breaks no tie by
- * id, so one row more is read than kept: when the worst row read scores below the last kept (by
- * more than float rounding), no row left unread can tie with or beat a kept one. Otherwise (equal
- * scores at the edge) four times as many are read, and so on, until that holds or the rows run out.
+ * A similarity rule's candidates from the counts: its score is exact from them (similarityOf),
+ * so every lesson above the bound (a hair under it, so that no rounding loses one), best first.
  */
-async function nearest(c: PoolClient, q: LexicalQuery, r: SimilarityRule): Promise<RecalledLesson[]> {
-  const sql = similaritySql(r).nearest;
-  await setThreshold(c, r.above);
-  for (let n = q.limit + 1; ; n *= 4) {
-    const rows = byScore(recalled((await c.query<Row & { score: number }>(sql, [q.repo, r.query, n])).rows), n);
-    const edge = rows[q.limit - 1];
-    const last = rows[n - 1];
-    if (!edge || !last || last.similarity < edge.similarity - TIE) return rows.slice(0, q.limit);
+export function rankSimilar(rule: LexicalRule, counts: SlotCounts, m: number): Ranked {
+  const shared = counts.shared[rule.set];
+  const want = rule.first === 'with' ? 1 : rule.first === 'without' ? 0 : -1;
+  const kept: Array<{ id: number; score: number }> = [];
+  counts.ids.forEach((id, i) => {
+    if (want >= 0 && counts.withFirstError[i] !== want) return;
+    const score = similarityOf(shared[i] as number, counts.n[i] as number, m);
+    if (score > rule.above - TIE) kept.push({ id, score });
+  });
+  kept.sort((a, b) => b.score - a.score || b.id - a.id);
+  return { ids: kept.map((k) => k.id), scores: kept.map((k) => k.score) };
+}
+
+/**
+ * Spec mode's candidates. word_similarity is the best c / (n + e - c) over extents of the spec
+ * (pg_trgm's iterate_word_similarity; n the lesson's trigrams, e an extent's, c those of the
+ * extent's that are the lesson's), at most c / n since e >= c, and the extent's trigrams are among
+ * the spec's: a lesson above 0.6 shares more than 0.6 n of its trigrams with the spec, so the
+ * candidates are the lessons that reach 0.5994 n (a hair under, so rounding never loses one). When
+ * the spec's trigrams as core/store/trigram.ts makes them are exactly Postgres's (`pgTrigrams`),
+ * each candidate is scored here by the same extent search over which of them the lesson has; lessons
+ * with the same count and the same trigrams of the spec score the same, and are scored once.
+ */
+export function rankSpec(counts: SlotCounts, bits: LessonBits, spec: string, pgTrigrams: readonly string[]): Ranked {
+  const ids: number[] = [];
+  const ns: number[] = [];
+  counts.ids.forEach((id, i) => {
+    const n = counts.n[i] as number;
+    if (n > 0 && (counts.shared[0][i] as number) * 10_000 >= 5994 * n) {
+      ids.push(id);
+      ns.push(n);
+    }
+  });
+  const { seq, unique } = trigramSequence(spec);
+  const same =
+    unique.length === pgTrigrams.length &&
+    new Set(pgTrigrams).size === unique.length &&
+    unique.every((t) => pgTrigrams.includes(t));
+  if (!same) return { ids, scores: null };
+  const memo = new Map<string, number>();
+  const has = bits.trigramsOf(unique);
+  const scored = ids.map((id, i) => {
+    const found = has(id);
+    const key = `${ns[i]}:${Buffer.from(found).toString('latin1')}`;
+    let score = memo.get(key);
+    if (score === undefined) {
+      score = iterateWordSimilarity(seq, found, ns[i] as number);
+      memo.set(key, score);
+    }
+    return { id, score };
+  });
+  scored.sort((a, b) => b.score - a.score || b.id - a.id);
+  return { ids: scored.map((k) => k.id), scores: scored.map((k) => k.score) };
+}
+
+const planeKinds = (p: LexicalPlan) => [p.family === 's' ? 'n' : 'm', 'r', 'g', 'e'];
+
+/**
+ * A rule's lessons from its candidates: the best `limit` by the counts' scores, scored by
+ * pg_trgm on their rows; when those rows do not give the same scores (or the candidates have
+ * none), every candidate is scored on its row. Best score first, then newest; above the bound.
+ */
+async function scoreRule(c: Pool, q: LexicalQuery, rule: LexicalRule, ranked: Ranked): Promise<RecalledLesson[]> {
+  const score = async (ids: number[]) =>
+    recalled((await c.query<Row & { score: number }>(scoredSql(rule), [q.repo, rule.query, ids])).rows);
+  const keep = (ls: RecalledLesson[]) => byScore(ls, q.limit).filter((l) => l.similarity > rule.above);
+  if (ranked.ids.length === 0) return [];
+  if (ranked.scores) {
+    const pick = ranked.ids.slice(0, q.limit);
+    const rows = await score(pick);
+    const expected = new Map(pick.map((id, i) => [id, ranked.scores?.[i]]));
+    if (rows.length === pick.length && rows.every((l) => expected.get(l.id) === l.similarity)) return keep(rows);
   }
-}
-
-/** The best `limit` long texts of a similarity rule (`long`). */
-async function longest(c: PoolClient, q: LexicalQuery, r: SimilarityRule): Promise<RecalledLesson[]> {
-  await setThreshold(c, r.above);
-  return recalled((await c.query<Row & { score: number }>(similaritySql(r).long, [q.repo, r.query, q.limit])).rows);
+  return keep(await score(ranked.ids));
 }
 
 /**
- * The long texts' statements search a GIN index with a long query's many trigrams, which Postgres
- * prices above reading the whole table (at 10,000 lessons it read them all, 117 ms, where the
- * index took 12 ms), and spec mode's statement, once lesson_trgms is analysed, joins its few
- * candidates to a sequential scan of lessons rather than to their primary key; so for them,
- * within the recall's transaction only, a sequential scan is priced out. The nearest-neighbour
- * statements run before it: their GiST index is the plan Postgres picks on its own.
+ * The lexical rung (see LexicalQuery); [] without pg_trgm: the bitmaps, each rule's candidates
+ * ranked by them, and the best scored by pg_trgm on their rows, which the scoring statement checks
+ * against the rule again (a lesson forgotten in between is not recalled; when the rows and the
+ * counts disagree, every candidate is scored on its row).
  */
-const PLANNER = 'SET LOCAL enable_seqscan = off';
-
-/** The lexical rung (see LexicalQuery); [] without pg_trgm. */
 export async function lexicalLessons(db: Pool, shape: Shape, q: LexicalQuery): Promise<RecalledLesson[]> {
   if (!shape.trgm || q.query.trim() === '') return [];
-  const c = await db.connect();
-  try {
-    await c.query('BEGIN');
-    const found: RecalledLesson[] = [];
-    if (q.mode === 'spec') {
-      await c.query(PLANNER);
-      const r = await c.query<Row & { score: number }>(SPEC_SQL, [q.repo, q.query, q.limit]);
-      found.push(...recalled(r.rows).filter((l) => l.similarity > SPEC_ABOVE));
-    } else {
-      const rules = similarityRules(q);
-      const kept = (r: SimilarityRule, ls: RecalledLesson[]) => ls.filter((l) => l.similarity > r.above);
-      for (const rule of rules) found.push(...kept(rule, await nearest(c, q, rule)));
-      await c.query(PLANNER);
-      for (const rule of rules) found.push(...kept(rule, await longest(c, q, rule)));
-    }
-    await c.query('COMMIT');
-    return byScore(found, q.limit);
-  } catch (err) {
-    await c.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    c.release();
+  const plan = lexicalPlan(q);
+  const spec = plan.rules.some((r) => r.col === 'spec');
+  const result = (await db.query<BitsResult>(BITS_SQL, [plan.family, ...plan.texts, planeKinds(plan), q.repo, spec]))
+    .rows;
+  const { rows, m, trigrams } = bitsRows(result);
+  const bits = new LessonBits(rows, planeKinds(plan)[0] as string);
+  const counts = bits.counts();
+  const found: RecalledLesson[] = [];
+  for (const rule of plan.rules) {
+    const ranked =
+      rule.col === 'spec' ? rankSpec(counts, bits, rule.query, trigrams) : rankSimilar(rule, counts, m[rule.set]);
+    found.push(...(await scoreRule(db, q, rule, ranked)));
   }
+  return byScore(found, q.limit);
 }
 
 /** Records the lessons a loop was given (one lesson_recalls row each). */
@@ -297,14 +408,15 @@ export async function forgetLesson(db: Pool, id: number): Promise<boolean> {
 }
 
 /**
- * The query plans of one recall (EXPLAIN, not run): the exact rung's statement and each lexical
- * statement under its own trigram threshold, as Postgres would run them now. For the plan test
- * and bench/recall.mjs.
+ * The query plans of one recall (EXPLAIN, not run): the exact rung's statement, the bitmaps'
+ * statement and each rule's scoring statement (for candidates `ids`), as Postgres would run them
+ * now. For the plan test and bench/recall.mjs.
  */
 export async function explainRecall(
   db: Pool,
   shape: Shape,
   q: LexicalQuery & { fingerprint: string | null },
+  ids: number[] = [1, 2, 3],
 ): Promise<Array<{ rung: 'exact' | 'lexical'; plan: string }>> {
   const c = await db.connect();
   try {
@@ -321,25 +433,14 @@ export async function explainRecall(
         ),
       });
     }
-    if (!shape.trgm) {
-      // No lexical rung without pg_trgm (lexicalLessons finds nothing), so no lexical plans.
-    } else if (q.mode === 'spec') {
-      await c.query(PLANNER);
-      plans.push({ rung: 'lexical', plan: await explain(SPEC_SQL, [q.repo, q.query, q.limit]) });
-    } else {
-      const rules = similarityRules(q);
-      for (const rule of rules) {
-        await setThreshold(c, rule.above);
-        plans.push({
-          rung: 'lexical',
-          plan: await explain(similaritySql(rule).nearest, [q.repo, rule.query, q.limit + 1]),
-        });
-      }
-      await c.query(PLANNER);
-      for (const rule of rules) {
-        await setThreshold(c, rule.above);
-        plans.push({ rung: 'lexical', plan: await explain(similaritySql(rule).long, [q.repo, rule.query, q.limit]) });
-      }
+    if (shape.trgm) {
+      const plan = lexicalPlan(q);
+      plans.push({
+        rung: 'lexical',
+        plan: await explain(BITS_SQL, [plan.family, ...plan.texts, planeKinds(plan), q.repo, plan.family === 'c']),
+      });
+      for (const rule of plan.rules)
+        plans.push({ rung: 'lexical', plan: await explain(scoredSql(rule), [q.repo, rule.query, ids]) });
     }
     await c.query('ROLLBACK');
     return plans;

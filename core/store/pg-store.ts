@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { Config } from '../config/config.js';
 import type { Store, StoreInfo } from '../ports/store.js';
 import { recordCall, runTotals } from './calls.js';
@@ -22,6 +22,7 @@ import {
   resolveLesson,
   setLessonScope,
 } from './lessons.js';
+import { importPg } from './pg-import.js';
 import { applySchema } from './schema.js';
 import { readShape, type Shape } from './shape.js';
 import { describeUrl, type StoreTarget, storeTarget, storeTimeoutMs } from './target.js';
@@ -43,9 +44,12 @@ export class PgStore implements Store {
     const where = target.kind === 'embedded' ? target.paths.socket : describeUrl(target.url);
     let pool: pg.Pool | null = null;
     try {
+      const [{ Pool }] = await Promise.all([
+        importPg(),
+        target.kind === 'embedded' ? ensureEmbedded(target.paths, timeoutMs) : null,
+      ]);
       if (target.kind === 'embedded') {
-        await ensureEmbedded(target.paths, timeoutMs);
-        pool = new pg.Pool({
+        pool = new Pool({
           host: target.paths.dir,
           port: EMBEDDED_PORT,
           user: 'postgres',
@@ -54,7 +58,7 @@ export class PgStore implements Store {
           connectionTimeoutMillis: timeoutMs,
         });
       } else {
-        pool = new pg.Pool({ connectionString: target.url, max: 4, connectionTimeoutMillis: timeoutMs });
+        pool = new Pool({ connectionString: target.url, max: 4, connectionTimeoutMillis: timeoutMs });
       }
       // An idle connection the server dropped must not crash the process; the next query reports it.
       pool.on('error', () => {});

@@ -19,11 +19,22 @@ import { SHARE_DIR } from '../paths.js';
  * 7: spec-mode recall's candidates: lesson_trgms (each lesson's distinct trigrams of its first
  *    error or signature, with their count), kept by triggers on lessons and back-filled; version
  *    5's recall_trgms, its band indexes and chalk_spec_bands() dropped.
+ * 8: where rows were born, for `chalk db copy`: chalk_schema.origin (this database's own id) and
+ *    origin, origin_id on every copied table, unique together.
+ * 9: recall by bitmaps: lesson_bits (per chunk of lesson ids, the lessons holding each trigram of
+ *    the signature and of coalesce(first_error, signature), their trigram counts' bits, and the
+ *    flags the rules filter on), kept by triggers on lessons and back-filled; version 6's GiST and
+ *    GIN indexes on the two texts and version 7's lesson_trgms, which it replaces, dropped.
+ * Every earlier version's file is in tests/fixtures/schema/, and the upgrade from each is tested.
  */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 9;
 
 /** Any fixed number: the advisory lock that serialises schema application across processes. */
 const SCHEMA_LOCK = 7_242_001;
+
+/** Records the version schema.sql brought the database to ($1), never lowering it. */
+export const RECORD_VERSION = `INSERT INTO chalk_schema (id, version) VALUES (1, $1)
+  ON CONFLICT (id) DO UPDATE SET version = GREATEST(chalk_schema.version, EXCLUDED.version), applied_at = now()`;
 
 export function schemaSql(): string {
   return readFileSync(join(SHARE_DIR, 'schema.sql'), 'utf8');
@@ -34,6 +45,16 @@ async function recordedVersion(c: PoolClient): Promise<number | null> {
   return r.rows[0]?.version ?? null;
 }
 
+/** The recorded version in one round trip, null when there is no chalk_schema (a new database). */
+async function versionIfAny(c: PoolClient): Promise<number | null> {
+  try {
+    return await recordedVersion(c);
+  } catch (err) {
+    if ((err as { code?: string }).code === '42P01') return null; // undefined_table
+    throw err;
+  }
+}
+
 /**
  * Brings the database to SCHEMA_VERSION: applies share/schema.sql in one transaction under
  * an advisory lock unless the recorded version is already current. `force` applies it anyway.
@@ -41,10 +62,7 @@ async function recordedVersion(c: PoolClient): Promise<number | null> {
 export async function applySchema(pool: Pool, opts: { force?: boolean } = {}): Promise<{ applied: boolean }> {
   const c = await pool.connect();
   try {
-    if (!opts.force) {
-      const exists = await c.query(`SELECT to_regclass('chalk_schema') IS NOT NULL AS ok`);
-      if (exists.rows[0]?.ok && (await recordedVersion(c)) === SCHEMA_VERSION) return { applied: false };
-    }
+    if (!opts.force && (await versionIfAny(c)) === SCHEMA_VERSION) return { applied: false };
     await c.query('BEGIN');
     try {
       await c.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
@@ -54,11 +72,7 @@ export async function applySchema(pool: Pool, opts: { force?: boolean } = {}): P
         return { applied: false };
       }
       await c.query(schemaSql());
-      await c.query(
-        `INSERT INTO chalk_schema (id, version) VALUES (1, $1)
-         ON CONFLICT (id) DO UPDATE SET version = GREATEST(chalk_schema.version, EXCLUDED.version), applied_at = now()`,
-        [SCHEMA_VERSION],
-      );
+      await c.query(RECORD_VERSION, [SCHEMA_VERSION]);
       await c.query('COMMIT');
       return { applied: true };
     } catch (err) {

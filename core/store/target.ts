@@ -11,12 +11,16 @@ export function storeTarget(config: Config, env: NodeJS.ProcessEnv = process.env
 
 /**
  * How long to wait for the database: CHALK_DB_TIMEOUT seconds; `auto` is 120 for the embedded
- * server (its first start makes the database) and 15 for a server (to connect).
+ * server (its first start makes the database) and 15 for a server (to connect). The kind is the
+ * configured target's unless given.
  */
-export function storeTimeoutMs(config: Config): number {
+export function storeTimeoutMs(
+  config: Config,
+  kind: StoreTarget['kind'] = config.str('CHALK_DATABASE_URL') ? 'server' : 'embedded',
+): number {
   const raw = config.str('CHALK_DB_TIMEOUT');
   if (raw !== 'auto') return Number(raw) * 1000;
-  return (config.str('CHALK_DATABASE_URL') ? 15 : 120) * 1000;
+  return (kind === 'server' ? 15 : 120) * 1000;
 }
 
 /** host[:port]/database of a connection string: never the user's password. */

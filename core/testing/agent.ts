@@ -53,6 +53,11 @@ export class ScriptedAgent implements Agent {
     return this.models[kind] ?? 'scripted';
   }
 
+  /** A scripted agent needs nothing to run. */
+  cannotRun(_env: NodeJS.ProcessEnv): string | null {
+    return null;
+  }
+
   /** Appends steps for calls of `kind`, taken in order. */
   script<K extends CallKind>(kind: K, ...steps: AgentStep<K>[]): this {
     const q = this.queues.get(kind) ?? [];

@@ -13,20 +13,29 @@ import {
   renameSync,
   rmSync,
   writeFileSync,
+  writeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { keepOutBundle } from '../fs/sandbox-bundle.js';
+import { readState, stateOutcome, writeState } from '../fs/sandbox-state.js';
 import { SHARE_DIR } from '../paths.js';
 import {
+  type CommitOptions,
+  commitEnv,
   type ExecOptions,
   type ExecResult,
+  type GraftOptions,
+  graftEnv,
+  OBJECT_ID,
   PUT_NAME,
   SANDBOX_PATHS,
   type Sandbox,
   SandboxFileError,
   type SandboxSession,
   type SandboxSpec,
+  type SavedState,
+  type StateSaveOptions,
 } from '../ports/sandbox.js';
 import { KeptOutput } from '../process/kept-output.js';
 
@@ -61,6 +70,11 @@ export class TempSandbox implements Sandbox {
   constructor(private readonly opts: TempSandboxOptions = {}) {}
 
   async ensureImage(): Promise<void> {}
+
+  /** One image for every session: saved setup states of this sandbox share it. */
+  async imageId(): Promise<string | null> {
+    return 'temp-sandbox';
+  }
 
   async open(spec: SandboxSpec): Promise<SandboxSession> {
     const name = `chalk-sandbox-${spec.repo}-${spec.ticket}${spec.suffix ? `-${spec.suffix}` : ''}`.replace(
@@ -133,12 +147,20 @@ export class TempSandboxSession implements SandboxSession {
     return command.replace(SANDBOX_DIR, (m) => join(this.root, m));
   }
 
-  exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+  /** As the port says: the agent CLI runs only once what earlier commands left running has ended. */
+  async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+    if (opts.agent) await this.reapStrays();
     return this.run(this.mapCommand(command), opts);
   }
 
-  /** Runs a command whose paths are already the host's. */
-  private run(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+  /**
+   * Runs a command whose paths are already the host's; with `toFd` its stdout is written
+   * there (`written` bytes) instead of kept, with `from` its stdin is that stream.
+   */
+  private run(
+    command: string,
+    opts: ExecOptions & { toFd?: number; from?: NodeJS.ReadableStream } = {},
+  ): Promise<ExecResult & { written: number }> {
     if (this.stopped) return Promise.reject(new Error(`sandbox ${this.name} is stopped`));
     opts.signal?.throwIfAborted();
     const env: Record<string, string> = {
@@ -165,6 +187,7 @@ export class TempSandboxSession implements SandboxSession {
       const out = new KeptOutput();
       const err = new KeptOutput();
       let bytes = 0;
+      let written = 0;
       let capped = false;
       let timedOut = false;
       let aborted = false;
@@ -182,6 +205,11 @@ export class TempSandboxSession implements SandboxSession {
         if (bytes > cap) {
           capped = true;
           kill();
+          return;
+        }
+        if (stream === 'stdout' && opts.toFd !== undefined) {
+          writeSync(opts.toFd, chunk);
+          written += chunk.length;
           return;
         }
         const s = chunk.toString('utf8');
@@ -219,10 +247,12 @@ export class TempSandboxSession implements SandboxSession {
           stderr: err.text(),
           timedOut,
           outputCapped: capped,
+          written,
         });
       });
       child.stdin?.on('error', () => {});
-      child.stdin?.end(opts.stdin ?? '');
+      if (opts.from && child.stdin) opts.from.pipe(child.stdin);
+      else child.stdin?.end(opts.stdin ?? '');
     });
   }
 
@@ -248,6 +278,7 @@ export class TempSandboxSession implements SandboxSession {
         AUTHOR_EMAIL: this.spec.author.email,
         BASE_NAME: this.spec.baseBranch?.name ?? '',
         BASE_COMMIT: this.spec.baseBranch?.commit ?? '',
+        SHALLOW: (this.spec.shallow ?? []).join(' '),
       },
     });
     if (r.exitCode !== 0) throw new Error(`sandbox clone failed (exit ${r.exitCode}): ${r.stderr.trim()}`);
@@ -260,9 +291,20 @@ export class TempSandboxSession implements SandboxSession {
     return r.stdout.trim();
   }
 
-  async commitAll(message: string, opts: { allowEmpty?: boolean } = {}): Promise<string | null> {
-    const out = await this.script('commit', { MESSAGE: message, ALLOW_EMPTY: opts.allowEmpty ? '1' : '' });
+  async commitAll(message: string, opts: CommitOptions = {}): Promise<string | null> {
+    const out = await this.script('commit', commitEnv(message, opts));
     return out === '' ? null : out;
+  }
+
+  async graftTree(o: GraftOptions): Promise<string> {
+    const id = await this.script('graft', graftEnv(o));
+    if (!OBJECT_ID.test(id)) throw new Error(`sandbox graft printed no tree id`);
+    return id;
+  }
+
+  async restoreTree(tree: string): Promise<void> {
+    if (!OBJECT_ID.test(tree)) throw new Error(`not an object id: ${JSON.stringify(tree)}`);
+    await this.script('restore', { TREE: tree });
   }
 
   async exportBundle(base: string, dest: string): Promise<string | null> {
@@ -339,6 +381,30 @@ export class TempSandboxSession implements SandboxSession {
     } catch {
       return null;
     }
+  }
+
+  saveState(dest: string, opts: StateSaveOptions): Promise<SavedState> {
+    return writeState(dest, async (fd) => {
+      const r = await this.run(this.mapCommand(scriptText('state-save')), {
+        cwd: '/work',
+        env: { DIRS: opts.dirs.join('\n') },
+        maxOutputBytes: opts.maxBytes,
+        toFd: fd,
+        ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
+      return stateOutcome({ ...r, bytes: r.written }, dest, opts.maxBytes);
+    });
+  }
+
+  async restoreState(src: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
+    const r = await this.run(this.mapCommand(scriptText('state-restore')), {
+      cwd: '/work',
+      from: readState(src),
+      ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    if (r.exitCode !== 0) throw new Error(`could not restore the setup state (exit ${r.exitCode}): ${r.stderr.trim()}`);
   }
 
   async stop(): Promise<void> {

@@ -1,7 +1,5 @@
-import type { Config } from '../../core/config/config.js';
-import { untrustedReason } from '../../core/decision/trust.js';
-import type { CheckResult, DoctorCheck } from '../../core/kernel/doctor.js';
-import type { Decider } from '../../core/ports/decider.js';
+import { untrustedReason } from '../../core/decider.js';
+import type { CheckResult, Config, Decider, DoctorCheck } from '../../core/plugin.js';
 
 /**
  * `chalk doctor`'s decider lines. The decider is optional: off, or down, is `--`;

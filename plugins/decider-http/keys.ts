@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { type KeySpec, machineKey as machine, positiveInt, text } from '../../core/config/schemas.js';
-import { parseLimit } from '../../core/protocol/entry.js';
+import { type KeySpec, machineKey as machine, parseLimit, positiveInt, text } from '../../core/keys.js';
 
 /**
  * The hosted decider's keys. CHALK_DECIDER_URL stays in core's table: core's selection

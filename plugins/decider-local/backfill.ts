@@ -1,9 +1,7 @@
 import { existsSync } from 'node:fs';
-import { backfillLessonEmbeddings } from '../../core/embedding/lessons.js';
-import type { Embedder } from '../../core/ports/embedder.js';
-import type { Store } from '../../core/ports/store.js';
-import { embeddedPathsIn, PgStore, type StoreTarget } from '../../core/store/index.js';
-import { EmbedClient } from '../embed-local/client.js';
+import type { Embedder, Store } from '../../core/plugin.js';
+import { backfillLessonEmbeddings, embeddedPathsIn, PgStore, type StoreTarget } from '../../core/store-entry.js';
+import { EmbedClient } from './embed/client.js';
 
 /** The longest a back-fill after health runs (it is never during a loop; a later one goes on). */
 export const BACKFILL_MS = 60_000;

@@ -1,5 +1,5 @@
-import type { Decider } from '../../core/ports/decider.js';
-import { noul } from '../../core/protocol/questions.js';
+import { noul } from '../../core/decider.js';
+import type { Decider } from '../../core/plugin.js';
 
 /** How many warm questions the median is over, after one warm-up. */
 export const BENCH_QUESTIONS = 5;

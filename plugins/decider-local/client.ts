@@ -1,10 +1,8 @@
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { DecideOptions, DecisionReply, HealthReport } from '../../core/ports/decider.js';
-import { waitForTurn } from '../../core/process/lock.js';
-import { DecisionFailure } from '../../core/protocol/failure.js';
-import type { DecisionRequest } from '../../core/protocol/questions.js';
-import { HttpDecider, type HttpDeciderOptions } from '../decider-http/client.js';
+import { DecisionFailure, type DecisionRequest, HttpDecider, type HttpDeciderOptions } from '../../core/decider.js';
+import { waitForTurn } from '../../core/host.js';
+import type { DecideOptions, DecisionReply, HealthReport } from '../../core/plugin.js';
 
 /** The longest a question waits for its turn at the local service. */
 export const TURN_WAIT_MS = 1_000;

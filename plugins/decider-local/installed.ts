@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { writeHostFile } from '../../core/fs/host-file.js';
+import { writeHostFile } from '../../core/host.js';
 
 const Model = z.object({ model: z.string(), revision: z.string(), path: z.string() });
 

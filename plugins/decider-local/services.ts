@@ -3,12 +3,12 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFi
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import type { LocalDeciderPaths } from '../../core/layout.js';
-import { alive, readPid } from '../../core/process/pid.js';
-import type { DeciderEntry } from '../../core/protocol/entry.js';
-import { EmbedClient } from '../embed-local/client.js';
+import type { DeciderEntry } from '../../core/decider.js';
+import { alive, readPid } from '../../core/host.js';
 import { LocalDecider } from './client.js';
+import { EmbedClient } from './embed/client.js';
 import type { Installed } from './installed.js';
+import type { LocalDeciderPaths } from './paths.js';
 
 /** How often the idle watcher looks at the last question's time. */
 export const WATCH_EVERY_MS = 30_000;
@@ -134,7 +134,7 @@ export function startServices(opts: {
   launch({
     cmd: process.execPath,
     args: [
-      entry('../embed-local/service-main.js'),
+      entry('./embed/service-main.js'),
       '--port',
       String(opts.ports.embed),
       '--model-dir',

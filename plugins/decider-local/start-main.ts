@@ -5,12 +5,12 @@
  * waiting: when another chalk holds it, that one is starting them, and this one exits.
  */
 import { parseArgs } from 'node:util';
-import { localDeciderPathsIn } from '../../core/layout.js';
-import { tryLock } from '../../core/process/lock.js';
-import { DEFAULT_CONTEXT_TOKENS, DEFAULT_LIMIT } from '../../core/protocol/entry.js';
+import { DEFAULT_CONTEXT_TOKENS, DEFAULT_LIMIT } from '../../core/decider.js';
+import { tryLock } from '../../core/host.js';
 import { backfillLocal, targetFromChild } from './backfill.js';
 import { touch } from './client.js';
 import { readInstalled } from './installed.js';
+import { localDeciderPathsIn } from './paths.js';
 import { servicesRunning, startServices, stopServices, waitHealthy } from './services.js';
 
 const { values } = parseArgs({

@@ -1,10 +1,9 @@
-import type { Config } from '../../core/config/config.js';
-import { isLocalUrl } from '../../core/decision/trust.js';
-import type { CheckResult, DeciderStatusPart } from '../../core/kernel/doctor.js';
-import { type LocalDeciderPaths, localDeciderPaths } from '../../core/layout.js';
-import { alive, readPid } from '../../core/process/pid.js';
+import { isLocalUrl } from '../../core/decider.js';
+import { alive, readPid } from '../../core/host.js';
+import type { CheckResult, Config, DeciderStatusPart } from '../../core/plugin.js';
 import { SLOW_MEDIAN_MS } from './client.js';
 import { type Installed, modelRevision, readInstalled } from './installed.js';
+import { type LocalDeciderPaths, localDeciderPaths } from './paths.js';
 import { describeInstalled } from './up.js';
 
 /** Which of the installation's processes run now. */

@@ -1,18 +1,15 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from '../../core/config/config.js';
-import { displayUrl, isLocalUrl } from '../../core/decision/trust.js';
-import { UserError } from '../../core/errors.js';
-import { type LocalDeciderPaths, localDeciderPaths } from '../../core/layout.js';
-import { acquireLock, LockTimeout } from '../../core/process/lock.js';
-import { run } from '../../core/process/run.js';
-import { storeTarget, storeTimeoutMs } from '../../core/store/index.js';
-import { entryFromConfig } from '../decider-http/index.js';
-import { TRANSFORMERS_PACKAGE, TRANSFORMERS_VERSION } from '../embed-local/loader.js';
-import { EMBED_MODEL } from '../embed-local/wire.js';
+import { displayUrl, entryFromConfig, isLocalUrl } from '../../core/decider.js';
+import { acquireLock, ensureNpmPrefix, LockTimeout, run } from '../../core/host.js';
+import { type Config, UserError } from '../../core/plugin.js';
+import { storeTarget, storeTimeoutMs } from '../../core/store-entry.js';
 import { backfillLocal } from './backfill.js';
 import { measureMedianMs } from './bench.js';
+import { TRANSFORMERS_PACKAGE, TRANSFORMERS_VERSION } from './embed/loader.js';
+import { EMBED_MODEL } from './embed/wire.js';
 import { type Installed, modelRevision, readInstalled, writeInstalled } from './installed.js';
+import { type LocalDeciderPaths, localDeciderPaths } from './paths.js';
 import {
   portOf,
   ServiceError,
@@ -97,31 +94,6 @@ export function baseModelOf(checkpoint: string): { model: string; revision: stri
   return null;
 }
 
-async function installRuntime(dir: string, env: NodeJS.ProcessEnv): Promise<void> {
-  try {
-    const pkg = JSON.parse(readFileSync(join(dir, 'node_modules', TRANSFORMERS_PACKAGE, 'package.json'), 'utf8'));
-    if (pkg.version === TRANSFORMERS_VERSION) return;
-  } catch {
-    // not installed yet
-  }
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const r = await run(
-    'npm',
-    [
-      'install',
-      '--prefix',
-      dir,
-      '--no-audit',
-      '--no-fund',
-      '--omit=dev',
-      `${TRANSFORMERS_PACKAGE}@${TRANSFORMERS_VERSION}`,
-    ],
-    { env },
-  );
-  if (r.code !== 0)
-    throw new UserError(`installing ${TRANSFORMERS_PACKAGE} for the embedding service failed: ${firstLine(r)}`);
-}
-
 /** Installs strands-decider with uv and downloads both models; returns the record without a benchmark. */
 async function install(paths: LocalDeciderPaths, env: NodeJS.ProcessEnv, say: (l: string) => void): Promise<Installed> {
   const apple = process.platform === 'darwin' && process.arch === 'arm64';
@@ -156,7 +128,12 @@ async function install(paths: LocalDeciderPaths, env: NodeJS.ProcessEnv, say: (l
   say(`downloading ${EMBED_MODEL} (about 130 MB)`);
   const embedSnap = await hfDownload(paths, [EMBED_MODEL, '--include', ...EMBED_MODEL_FILES], env);
   say(`installing ${TRANSFORMERS_PACKAGE}@${TRANSFORMERS_VERSION} for the embedding service`);
-  await installRuntime(paths.embedRuntime, env);
+  await ensureNpmPrefix(
+    paths.embedRuntime,
+    [{ name: TRANSFORMERS_PACKAGE, version: TRANSFORMERS_VERSION }],
+    `${TRANSFORMERS_PACKAGE} for the embedding service`,
+    env,
+  );
   return {
     installedAt: new Date().toISOString(),
     package: DECIDER_PACKAGE,

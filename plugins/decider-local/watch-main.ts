@@ -7,8 +7,8 @@
 import { statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { localDeciderPathsIn } from '../../core/layout.js';
-import { readPid } from '../../core/process/pid.js';
+import { readPid } from '../../core/host.js';
+import { localDeciderPathsIn } from './paths.js';
 import { servicesRunning, stopServices } from './services.js';
 
 const { values } = parseArgs({

@@ -1,5 +1,13 @@
-import { CliForge } from '../../core/forge/cli-forge.js';
-import type { Plugin } from '../../core/kernel/kernel.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SHARE_DIR } from '../../core/host.js';
+import { CliForge, type Plugin } from '../../core/plugin.js';
+
+/** The GitHub Actions workflow `chalk init` writes: the CI gate of a pull request. */
+export const GITHUB_WORKFLOW = '.github/workflows/chalk.yml';
+
+/** A github.com origin, over https, ssh or scp-like `git@github.com:`. */
+const GITHUB_ORIGIN = /^(https?:\/\/|ssh:\/\/)?([^@/]+@)?github\.com[:/]/;
 
 /** GitHub through the `gh` CLI: `gh pr create`, body on stdin. */
 export const githubForge = () =>
@@ -10,6 +18,11 @@ export const githubForge = () =>
       args: ['pr', 'create', '--head', r.branch, '--base', r.base, '--title', r.title, '--body-file', '-'],
       input: r.body,
     }),
+    matchOrigin: (url) => (GITHUB_ORIGIN.test(url) ? 'match' : 'no'),
+    gateFiles: () => [
+      { path: GITHUB_WORKFLOW, content: readFileSync(join(SHARE_DIR, 'templates', 'github', 'chalk.yml'), 'utf8') },
+    ],
+    guardedPaths: [GITHUB_WORKFLOW],
   });
 
 const plugin: Plugin = {

@@ -1,7 +1,7 @@
 import type Dockerode from 'dockerode';
-import type { SandboxSpec } from '../../core/ports/sandbox.js';
-import { HOST_ALIAS } from './env.js';
+import type { SandboxSpec } from '../../core/plugin.js';
 import { labelsFor } from './names.js';
+import { script } from './scripts.js';
 
 /** The image's non-root user; used when Chalk itself runs as root. */
 export const SANDBOX_UID = 10001;
@@ -28,31 +28,63 @@ export function autoCpus(engineCpus: number): number {
 }
 
 export interface ContainerShape {
-  /** The container's own environment (never a credential: those go to the agent's exec only). */
+  /** The container's own environment (never a credential: the gateway holds those). */
   env: string[];
-  needsHostAlias: boolean;
+  /** The run's own network (egress/run-net.ts) and its only DNS server, the egress container. */
+  network: { name: string; dns: string };
+  /** The engine's runtime for the container (`runsc`: gVisor); absent: the engine's default. */
+  runtime?: string;
+  /** Who every command runs as (`uid:gid`, never root); the init and the keeper alone are root's. */
   user: string;
   tmpfsSize: string;
   limits: SandboxLimits;
 }
 
 /**
- * Every container gets these: non-root, no capabilities, no privilege gain, no
- * Docker socket, no host path mounted, a read-only root file system with RAM
- * disks only where the sandbox must write, and memory, CPU and pids limits.
- * `/chalk` is root's (mode 0755): the host puts the system prompt there and the
- * agent cannot change it.
+ * The capabilities the container's root processes keep, and nothing else has:
+ * KILL for the keeper, which ends every other process on the host's signal;
+ * SETUID and SETGID for the agent's exec, which starts the CLI as the sandbox
+ * user from a root parent (so its output pipes are root's, not the agent's).
+ * Every command runs as the sandbox user with none of them.
+ */
+export const ROOT_CAPS = ['KILL', 'SETUID', 'SETGID'] as const;
+
+/**
+ * The container's main process: the keeper (share/sandbox/scripts/keeper.sh)
+ * as root, or `sleep infinity` in an image without bash (whose clone then
+ * fails with a line saying so).
+ */
+const keeperCmd = () => [
+  'sh',
+  '-c',
+  'if command -v bash >/dev/null 2>&1; then exec bash -c "$1" chalk-keeper; fi; exec sleep infinity',
+  'chalk-keeper',
+  script('keeper'),
+];
+
+/**
+ * Every container gets these: every command as a non-root user without
+ * capabilities, no privilege gain, no Docker socket, no host path mounted, no
+ * log on the engine's disk, a read-only root file system with RAM disks only
+ * where the sandbox must write, memory, CPU and pids limits, and a network of
+ * its own whose only way out is the egress container. The init and the keeper
+ * are root's (ROOT_CAPS only), out of the agent's reach: it cannot signal,
+ * trace or rewrite them. `/chalk` is root's (mode 0755): the host puts
+ * the system prompt there and the agent cannot change it.
  */
 function hardened(shape: ContainerShape) {
   const memory = shape.limits.memoryMb * 1024 * 1024;
   return {
-    User: shape.user,
+    User: '0:0',
     Env: shape.env,
     // No WorkingDir: Docker would create /work before the RAM disk and the disk would lose its mode.
-    Cmd: ['sleep', 'infinity'],
+    Cmd: keeperCmd(),
     HostConfig: {
       CapDrop: ['ALL'],
+      CapAdd: [...ROOT_CAPS],
       SecurityOpt: ['no-new-privileges'],
+      // Nothing the container prints is kept on the engine's disk.
+      LogConfig: { Type: 'none', Config: {} },
       Privileged: false,
       // An init as PID 1 reaps what a killed command leaves behind.
       Init: true,
@@ -66,7 +98,12 @@ function hardened(shape: ContainerShape) {
         '/var/tmp': 'rw,nosuid,nodev,mode=1777,size=256m',
         '/chalk': 'rw,noexec,nosuid,nodev,mode=0755,size=16m',
       },
-      ExtraHosts: shape.needsHostAlias ? [`${HOST_ALIAS}:host-gateway`] : [],
+      NetworkMode: shape.network.name,
+      Dns: [shape.network.dns],
+      DnsSearch: [],
+      // No IPv6 at all: the run's network has none, and no link-local address reaches the host.
+      Sysctls: { 'net.ipv6.conf.all.disable_ipv6': '1' },
+      ...(shape.runtime ? { Runtime: shape.runtime } : {}),
       Memory: memory,
       // Memory plus swap equal to memory: no swap.
       MemorySwap: memory,

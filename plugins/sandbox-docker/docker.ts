@@ -1,4 +1,5 @@
 import type Dockerode from 'dockerode';
+import { UserError } from '../../core/plugin.js';
 
 let client: Promise<Dockerode> | undefined;
 
@@ -26,4 +27,22 @@ export function describeDockerError(err: unknown): string {
   }
   const msg = e?.json?.message ?? e?.message ?? String(err);
   return msg.split('\n')[0] ?? msg;
+}
+
+/** How a connection to the engine fails when the engine is not there, or goes away mid-run. */
+const GONE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'EPIPE', 'EHOSTUNREACH', 'ETIMEDOUT']);
+
+/**
+ * A broken connection to the engine, said in one line for the person (the
+ * run stops there; the run record lets the next `chalk run` go on); any other
+ * error as it is.
+ */
+export function engineGone(err: unknown): unknown {
+  const e = err as { code?: string; message?: string } | null;
+  const gone = (e?.code && GONE.has(e.code)) || /socket hang up/.test(e?.message ?? '');
+  if (!gone || err instanceof UserError) return err;
+  const why = (e?.message ?? String(err)).split('\n')[0];
+  return new UserError(
+    `the Docker engine went away (${why}); the sandbox and what it held are lost: start Docker, then run the ticket again`,
+  );
 }

@@ -1,13 +1,9 @@
-import { CREDENTIALS, GATEWAY_URL } from '../../core/agent/credentials.js';
-
 /**
- * What reaches a sandbox's environments. The container itself gets only HOME
- * and non-secret extras; the agent credentials, the gateway URL and the
- * telemetry settings go into the environment of the `claude` exec alone (the
- * Docker API's exec Env, never a command line), so the repository's setup and
- * rubric commands never see them.
+ * What reaches a sandbox's environments. The container itself gets HOME, its way out (the
+ * egress proxy, for every tool) and non-secret extras; the agent exec alone gets the model
+ * gateway, the run's token and the telemetry settings (the Docker API's exec Env, never a
+ * command line). No credential of the person's is in either: the gateway holds it, outside.
  */
-export const CREDENTIAL_NAMES = [...CREDENTIALS, GATEWAY_URL] as const;
 
 /** Names that must never be passed, whatever a tap asks for. */
 const FORBIDDEN =
@@ -40,47 +36,41 @@ export interface TelemetrySettings {
 }
 
 export interface SandboxEnv {
-  /** `KEY=value` entries of the container: HOME and non-secret extras only. */
+  /** `KEY=value` entries of the container: HOME, the proxy, non-secret extras. */
   container: string[];
-  /** Added to the agent CLI's exec environment only: credentials, gateway, telemetry. */
+  /** Added to the agent CLI's exec environment only: the gateway, the run's token, telemetry. */
   agent: Record<string, string>;
-  /** Set when a loopback URL was rewritten: the container needs `host.docker.internal:host-gateway`. */
-  needsHostAlias: boolean;
+}
+
+/** The run's way out, as the sandbox is given it (egress/run-net.ts). */
+export interface SandboxNet {
+  containerEnv: readonly string[];
+  agentEnv: Readonly<Record<string, string>>;
 }
 
 const entries = (m: Map<string, string>) => [...m].map(([k, v]) => `${k}=${v}`);
 
 /**
- * The container's environment (HOME, then extra entries, a forbidden or
- * secret-looking name among them dropped) and the agent's (the credentials
- * set on the host, the gateway, telemetry).
+ * The container's environment (HOME, the proxy entries, then extra entries, a forbidden or
+ * secret-looking name among them dropped) and the agent's (the gateway and the run's token,
+ * telemetry). The telemetry endpoint is used as written: the sandbox reaches it through the
+ * egress proxy, which must allow it.
  */
 export function sandboxEnv(
   hostEnv: NodeJS.ProcessEnv,
   telemetry: TelemetrySettings | null,
+  net: SandboxNet,
   extra: Record<string, string> = {},
 ): SandboxEnv {
   const container = new Map<string, string>([['HOME', '/home/chalk']]);
-  // (CLAUDE_CODE_SUBPROCESS_ENV_SCRUB would keep the key from the agent's own shell, but needs
-  // bubblewrap, which cannot make namespaces in this unprivileged container: docs/threat-model.md.)
-  const agent = new Map<string, string>();
-  let needsHostAlias = false;
-  for (const name of CREDENTIAL_NAMES) {
-    const v = hostEnv[name];
-    if (v === undefined || v === '') continue;
-    if (name === GATEWAY_URL) {
-      const r = rewriteLoopback(v);
-      needsHostAlias ||= r.rewritten;
-      agent.set(name, r.url);
-    } else {
-      agent.set(name, v);
-    }
+  for (const e of net.containerEnv) {
+    const cut = e.indexOf('=');
+    container.set(e.slice(0, cut), e.slice(cut + 1));
   }
+  const agent = new Map<string, string>(Object.entries(net.agentEnv));
   if (telemetry && telemetry.endpoint !== '') {
-    const r = rewriteLoopback(telemetry.endpoint);
-    needsHostAlias ||= r.rewritten;
     agent.set('CLAUDE_CODE_ENABLE_TELEMETRY', '1');
-    agent.set('OTEL_EXPORTER_OTLP_ENDPOINT', r.url);
+    agent.set('OTEL_EXPORTER_OTLP_ENDPOINT', telemetry.endpoint);
     agent.set('OTEL_EXPORTER_OTLP_PROTOCOL', telemetry.protocol);
     for (const s of ['traces', 'metrics', 'logs']) {
       agent.set(`OTEL_${s.toUpperCase()}_EXPORTER`, telemetry.signals.includes(s) ? 'otlp' : 'none');
@@ -89,8 +79,8 @@ export function sandboxEnv(
     if (telemetry.headers && headers) agent.set('OTEL_EXPORTER_OTLP_HEADERS', headers);
   }
   for (const [k, v] of Object.entries(extra)) {
-    if (FORBIDDEN.test(k) || k === 'HOME') continue;
+    if (FORBIDDEN.test(k) || k === 'HOME' || container.has(k)) continue;
     container.set(k, v);
   }
-  return { container: entries(container), agent: Object.fromEntries(agent), needsHostAlias };
+  return { container: entries(container), agent: Object.fromEntries(agent) };
 }

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { writeSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type Dockerode from 'dockerode';
-import type { ExecOptions, ExecResult } from '../../core/ports/sandbox.js';
-import { KeptOutput as Kept } from '../../core/process/kept-output.js';
-import { statusOf } from './docker.js';
+import { KeptOutput as Kept } from '../../core/host.js';
+import type { ExecOptions, ExecResult } from '../../core/plugin.js';
+import { engineGone, statusOf } from './docker.js';
+import { quote } from './scripts.js';
 
 /** Seconds a killed command gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_S = 3;
@@ -24,8 +26,8 @@ export interface RawExecOptions extends Omit<ExecOptions, 'stdin' | 'agent'> {
   defaultCwd: string;
   /** Written to stdin (then closed): text, bytes, or a stream piped in (a bundle). */
   stdin?: string | Buffer | NodeJS.ReadableStream;
-  /** The container user for this exec (default the container's); `0:0` only for the host's own writes. */
-  user?: string;
+  /** The container user for this exec: the sandbox user; `0:0` only for the host's own writes and the agent's start. */
+  user: string;
   /** The hard cap on output bytes (stdout + stderr); past it the command is stopped. */
   maxOutputBytes: number;
 }
@@ -54,31 +56,49 @@ const bytesSink = (onBytes: (b: Buffer) => void) =>
     },
   });
 
+/** Of a bare command's stdout, the host keeps this many bytes. */
+const BARE_OUTPUT_BYTES = 1024 * 1024;
+
 /**
- * Runs a bare command in the container (no timeout wrapper, no pid file) and
- * waits for it to end, ignoring its output: the host's own housekeeping.
+ * Runs a bare command in the container as `user` (no timeout wrapper, no pid
+ * file) and waits for it to end: the host's own housekeeping. Its stdout (the
+ * first MiB), its stderr dropped.
  */
-export async function bareExec(container: Dockerode.Container, cmd: string[]): Promise<void> {
-  const k = await container.exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
+export async function bareExec(container: Dockerode.Container, cmd: string[], user: string): Promise<string> {
+  const k = await container.exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, User: user });
   const s = await k.start({});
-  s.resume();
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  const out = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      if (kept < BARE_OUTPUT_BYTES) chunks.push(chunk.subarray(0, BARE_OUTPUT_BYTES - kept));
+      kept += chunk.length;
+      cb();
+    },
+  });
+  const err = new Writable({ write: (_c, _e, cb) => cb() });
+  container.modem.demuxStream(s, out, err);
   await new Promise<void>((r) => {
     s.on('end', r);
     s.on('close', r);
     s.on('error', () => r());
   });
+  return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Sends a signal to the process group of a running exec, from a second exec in the same container. */
-async function killGroup(container: Dockerode.Container, id: string, sig: 'TERM' | 'KILL'): Promise<void> {
+/** Sends a signal to the process group of a running exec, from a second exec in the same container, as the same user. */
+async function killGroup(
+  container: Dockerode.Container,
+  id: string,
+  sig: 'TERM' | 'KILL',
+  user: string,
+): Promise<void> {
   try {
-    await bareExec(container, [
-      'bash',
-      '-c',
-      `p=$(cat "$1" 2>/dev/null) && kill -${sig} -- "-$p" 2>/dev/null; true`,
-      '_',
-      pidFile(id),
-    ]);
+    await bareExec(
+      container,
+      ['bash', '-c', `p=$(cat "$1" 2>/dev/null) && kill -${sig} -- "-$p" 2>/dev/null; true`, '_', pidFile(id)],
+      user,
+    );
   } catch {
     // The container may already be gone: nothing left to kill.
   }
@@ -103,7 +123,7 @@ async function exitCodeOf(exec: Dockerode.Exec): Promise<number> {
 interface Outputs {
   out: Writable;
   err: Writable;
-  result(): { stdout: string; stderr: string; bytes?: Buffer };
+  result(): { stdout: string; stderr: string; bytes?: Buffer; written?: number };
 }
 
 /** Text outputs, kept with head and tail, each chunk also handed to `onOutput`. */
@@ -118,6 +138,23 @@ function textOutputs(onOutput: ExecOptions['onOutput'], count: (n: number) => bo
     out: textSink(take('stdout')),
     err: textSink(take('stderr')),
     result: () => ({ stdout: kept.stdout.text(), stderr: kept.stderr.text() }),
+  };
+}
+
+/** Stdout written as it arrives to the open host file `fd` (a saved state), text stderr. */
+function fileOutputs(fd: number, count: (n: number) => boolean): Outputs {
+  const stderr = new Kept();
+  let bytes = 0;
+  return {
+    out: bytesSink((b) => {
+      if (!count(b.length)) return;
+      writeSync(fd, b);
+      bytes += b.length;
+    }),
+    err: textSink((s) => {
+      if (count(Buffer.byteLength(s))) stderr.add(s);
+    }),
+    result: () => ({ stdout: '', stderr: stderr.text(), written: bytes }),
   };
 }
 
@@ -136,12 +173,36 @@ function bytesOutputs(count: (n: number) => boolean): Outputs {
   };
 }
 
+/** Where a command's output goes: kept as text, kept as bytes, or written to a host file. */
+type OutputKind = { kind: 'text' } | { kind: 'bytes' } | { kind: 'file'; fd: number };
+
+function outputsFor(o: OutputKind, opts: RawExecOptions, count: (n: number) => boolean): Outputs {
+  if (o.kind === 'file') return fileOutputs(o.fd, count);
+  return o.kind === 'bytes' ? bytesOutputs(count) : textOutputs(opts.onOutput, count);
+}
+
+type RunResult = ExecResult & { bytes?: Buffer; written?: number };
+
+/** One exec, a broken connection to the engine said as such (engineGone). */
 async function runExec(
   container: Dockerode.Container,
   argv: string[],
   opts: RawExecOptions,
-  binary: boolean,
-): Promise<ExecResult & { bytes?: Buffer }> {
+  output: OutputKind,
+): Promise<RunResult> {
+  try {
+    return await execOnce(container, argv, opts, output);
+  } catch (err) {
+    throw engineGone(err);
+  }
+}
+
+async function execOnce(
+  container: Dockerode.Container,
+  argv: string[],
+  opts: RawExecOptions,
+  output: OutputKind,
+): Promise<RunResult> {
   opts.signal?.throwIfAborted();
   const id = randomBytes(8).toString('hex');
   const limit = opts.timeoutMs && opts.timeoutMs > 0 ? `${(opts.timeoutMs / 1000).toFixed(3)}s` : '0';
@@ -154,14 +215,14 @@ async function runExec(
     Tty: false,
     WorkingDir: opts.cwd ?? opts.defaultCwd,
     Env: Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`),
-    ...(opts.user ? { User: opts.user } : {}),
+    User: opts.user,
   });
   const stream = await exec.start({ hijack: true, stdin: withStdin });
   let total = 0;
   let capped = false;
   const stopAll = () => {
-    void killGroup(container, id, 'TERM');
-    setTimeout(() => void killGroup(container, id, 'KILL'), KILL_GRACE_S * 1000).unref();
+    void killGroup(container, id, 'TERM', opts.user);
+    setTimeout(() => void killGroup(container, id, 'KILL', opts.user), KILL_GRACE_S * 1000).unref();
   };
   // Past the cap nothing more is taken, and the command is stopped once.
   const count = (n: number) => {
@@ -174,7 +235,7 @@ async function runExec(
     total += n;
     return true;
   };
-  const outputs = binary ? bytesOutputs(count) : textOutputs(opts.onOutput, count);
+  const outputs = outputsFor(output, opts, count);
   container.modem.demuxStream(stream, outputs.out, outputs.err);
   const ended = new Promise<void>((resolve) => {
     let done = false;
@@ -204,7 +265,7 @@ async function runExec(
   // A backstop in case the in-container timeout itself cannot act.
   const backstop =
     opts.timeoutMs && opts.timeoutMs > 0
-      ? setTimeout(() => void killGroup(container, id, 'KILL'), opts.timeoutMs + (KILL_GRACE_S + 10) * 1000)
+      ? setTimeout(() => void killGroup(container, id, 'KILL', opts.user), opts.timeoutMs + (KILL_GRACE_S + 10) * 1000)
       : undefined;
   try {
     await ended;
@@ -233,7 +294,7 @@ export function execInContainer(
   command: string,
   opts: RawExecOptions,
 ): Promise<ExecResult> {
-  return runExec(container, [command], opts, false);
+  return runExec(container, [command], opts, { kind: 'text' });
 }
 
 /** Like execInContainer with positional arguments (`$1`...), its stdout taken as bytes. */
@@ -243,6 +304,32 @@ export async function execForBytes(
   args: string[],
   opts: RawExecOptions,
 ): Promise<ExecResult & { bytes: Buffer }> {
-  const r = await runExec(container, [script, ...args], opts, true);
+  const r = await runExec(container, [script, ...args], opts, { kind: 'bytes' });
   return { ...r, bytes: r.bytes ?? Buffer.alloc(0) };
+}
+
+/**
+ * The agent CLI's command as a root exec runs it: setpriv starts it as the
+ * sandbox user (`uid:gid`), so its stdin, stdout and stderr are the exec's
+ * pipes, which are root's. No other process of the sandbox user can open them
+ * through /proc/PID/fd: none can take the prompt, or write into what the host
+ * reads as the call's result, while the CLI runs or after it ends.
+ */
+export function asAgent(command: string, user: string): string {
+  const [uid, gid] = user.split(':');
+  return `exec setpriv --reuid=${uid} --regid=${gid ?? uid} --clear-groups -- bash -c ${quote(command)}`;
+}
+
+/**
+ * Like execInContainer, its stdout written as it arrives to the open host file `fd`
+ * (within the output cap, which stops the command); `bytes` is how many were written.
+ */
+export async function execToFile(
+  container: Dockerode.Container,
+  command: string,
+  fd: number,
+  opts: RawExecOptions,
+): Promise<ExecResult & { bytes: number }> {
+  const r = await runExec(container, [command], opts, { kind: 'file', fd });
+  return { ...r, bytes: r.written ?? 0 };
 }

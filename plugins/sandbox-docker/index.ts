@@ -1,6 +1,6 @@
-import type { Plugin } from '../../core/kernel/kernel.js';
-import { Tokens } from '../../core/kernel/tokens.js';
+import { type Plugin, Tokens } from '../../core/plugin.js';
 import { sandboxChecks } from './checks.js';
+import { SANDBOX_COMMANDS } from './commands.js';
 import { SANDBOX_PLUGIN_KEYS } from './keys.js';
 import { DockerSandbox } from './sandbox.js';
 
@@ -11,6 +11,7 @@ import { DockerSandbox } from './sandbox.js';
 const plugin: Plugin = {
   name: 'sandbox-docker',
   configuration: SANDBOX_PLUGIN_KEYS,
+  commands: SANDBOX_COMMANDS,
   register(kernel) {
     let sandbox: DockerSandbox | undefined;
     const get = () => {

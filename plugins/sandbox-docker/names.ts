@@ -1,4 +1,4 @@
-import type { SandboxSpec } from '../../core/ports/sandbox.js';
+import type { SandboxSpec } from '../../core/plugin.js';
 
 /** Labels every sandbox container carries, so leftovers can be found and removed. */
 export const LABELS = {

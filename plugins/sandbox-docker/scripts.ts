@@ -1,8 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SHARE_DIR } from '../../core/paths.js';
+import { SHARE_DIR } from '../../core/host.js';
 
-export type ScriptName = 'clone' | 'commit' | 'export' | 'reset' | 'tree-id' | 'read-file' | 'put-file' | 'reap';
+export type ScriptName =
+  | 'clone'
+  | 'commit'
+  | 'export'
+  | 'reset'
+  | 'tree-id'
+  | 'graft'
+  | 'restore'
+  | 'read-file'
+  | 'put-file'
+  | 'keeper'
+  | 'top'
+  | 'state-save'
+  | 'state-restore';
 
 const cache = new Map<ScriptName, string>();
 

@@ -1,27 +1,100 @@
 import { createReadStream } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
 import type Dockerode from 'dockerode';
-import { UserError } from '../../core/errors.js';
-import { keepOutBundle } from '../../core/fs/sandbox-bundle.js';
+import { keepOutBundle, readState, stateOutcome, writeState } from '../../core/host.js';
 import {
+  type CommitOptions,
+  commitEnv,
   type ExecOptions,
   type ExecResult,
+  type GraftOptions,
+  graftEnv,
+  type MeteredUsage,
+  OBJECT_ID,
   PUT_NAME,
   SANDBOX_PATHS,
+  type SandboxEgress,
   SandboxFileError,
   type SandboxSession,
   type SandboxSpec,
-} from '../../core/ports/sandbox.js';
-import { statusOf } from './docker.js';
-import { bareExec, execForBytes, execInContainer, type RawExecOptions } from './exec.js';
+  type SavedState,
+  type StateSaveOptions,
+  UserError,
+} from '../../core/plugin.js';
+import { engineGone, statusOf } from './docker.js';
+import type { CallUsage } from './egress/daemon/runs.js';
+import type { RunEgress } from './egress/run-net.js';
+import { asAgent, bareExec, execForBytes, execInContainer, execToFile, type RawExecOptions } from './exec.js';
 import { type ScriptName, script } from './scripts.js';
 
 /** Git steps inside the sandbox get this long; a hung one is killed. */
 const GIT_TIMEOUT_MS = 300_000;
+/** Saving or restoring a setup's state gets this long by default. */
+const STATE_TIMEOUT_MS = 300_000;
 /** Reading a file back gets this long (a FIFO swapped in would otherwise hang the read). */
 const READ_TIMEOUT_MS = 120_000;
+/** How long the keeper gets to come up, and to finish a round of reaping. */
+const KEEPER_TIMEOUT_MS = 20_000;
+
+/** The cap an agent command gets at the gateway when its caller names none. */
+const DEFAULT_CALL_CAP_USD = 1;
+
+const metered = (u: CallUsage): MeteredUsage => ({
+  costUsd: u.costUsd,
+  inputTokens: u.inputTokens,
+  outputTokens: u.outputTokens,
+  cacheReadTokens: u.cacheReadTokens,
+  cacheCreationTokens: u.cacheCreationTokens,
+  model: u.model,
+  requests: u.requests,
+  unmetered: u.unmetered,
+  unpriced: u.unpriced,
+  refusedOverCap: u.refusedOverCap,
+});
 
 export class SandboxGitError extends Error {
   override name = 'SandboxGitError';
+}
+
+/** The sandbox's leftover processes could not be ended: nothing more may run in it. */
+export class SandboxReapError extends Error {
+  override name = 'SandboxReapError';
+}
+
+/** One row of `docker top` as asked for here: host pid, parent pid, state, name. */
+interface TopRow {
+  pid: string;
+  ppid: string;
+  stat: string;
+  comm: string;
+}
+
+/** The processes as the sandbox sees them (top.sh), for gVisor, whose processes `docker top` cannot see. */
+async function processesInside(container: Dockerode.Container): Promise<TopRow[]> {
+  const out = await bareExec(container, ['bash', '-c', script('top')], '0:0');
+  return out
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => {
+      const [pid = '', ppid = '', stat = '', ...comm] = l.split(' ');
+      return { pid, ppid, stat, comm: comm.join(' ') };
+    });
+}
+
+/** The container's processes as the engine's host sees them (no exec: it works when every pid is taken). */
+async function processes(container: Dockerode.Container): Promise<TopRow[]> {
+  const top = (await container.top({ ps_args: '-o pid,ppid,stat,comm' })) as {
+    Titles: string[];
+    Processes: string[][];
+  };
+  const col = (name: string) => top.Titles.indexOf(name);
+  const [pid, ppid, stat, comm] = [col('PID'), col('PPID'), col('STAT'), col('COMMAND')];
+  return top.Processes.map((p) => ({
+    pid: p[pid] ?? '',
+    ppid: p[ppid] ?? '',
+    stat: p[stat] ?? '',
+    comm: p[comm] ?? '',
+  }));
 }
 
 export interface SessionSettings {
@@ -31,6 +104,19 @@ export interface SessionSettings {
   maxOutputBytes: number;
   /** The image's name, for error lines. */
   image: string;
+  /** The sandbox's network and way out; removed after the container. */
+  egress: RunEgress;
+  /** What the sandbox may reach, in one line (the run's log). */
+  egressSummary: string;
+  /** Who every command runs as (`uid:gid`, never root). */
+  user: string;
+  /** MiB of memory the sandbox has (CHALK_SANDBOX_MEM_MB), for the line of a command it ran out of. */
+  memoryMb: number;
+  /**
+   * The engine's `docker top` cannot see the sandbox's processes (gVisor keeps its own): they are
+   * listed by a root exec inside instead, after the keeper's kill, when pids are free again.
+   */
+  topInside?: boolean;
   /** Called once the session is stopped. */
   onStop: (s: DockerSandboxSession) => void;
 }
@@ -38,8 +124,14 @@ export interface SessionSettings {
 /** One run's container, and the git operations that bring its work out. */
 export class DockerSandboxSession implements SandboxSession {
   private stopped: Promise<void> | undefined;
-  /** The container's main process (`sleep infinity`), which reaping spares. */
-  private mainPid = '';
+  /** The host pids of the container's init and its keeper (keeper.sh), recorded before any command ran. */
+  private own: { init: string; keeper: string } | null = null;
+  /** Rounds of reaping the keeper has done. */
+  private reaps = 0;
+  /** A command ran since the last reaping: something it started may still run. */
+  private dirty = false;
+  /** Processes the kernel has killed for memory in this sandbox, as last counted. */
+  private oomKills = 0;
 
   constructor(
     readonly name: string,
@@ -48,18 +140,72 @@ export class DockerSandboxSession implements SandboxSession {
     private readonly settings: SessionSettings,
   ) {}
 
+  /** Every exec's options: the sandbox user, the clone, the output cap; the session is dirty from here on. */
   private raw(opts: Partial<RawExecOptions> = {}): RawExecOptions {
-    return { defaultCwd: SANDBOX_PATHS.repo, maxOutputBytes: this.settings.maxOutputBytes, ...opts };
+    this.dirty = true;
+    return {
+      defaultCwd: SANDBOX_PATHS.repo,
+      maxOutputBytes: this.settings.maxOutputBytes,
+      user: this.settings.user,
+      ...opts,
+    };
   }
 
-  exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
-    const { agent, maxOutputBytes, ...rest } = opts;
-    const env = agent ? { ...opts.env, ...this.settings.agentEnv } : opts.env;
-    return execInContainer(
+  private processes(): Promise<TopRow[]> {
+    return this.settings.topInside ? processesInside(this.container) : processes(this.container);
+  }
+
+  get egress(): SandboxEgress {
+    return { summary: this.settings.egressSummary, refusals: () => this.settings.egress.refusals() };
+  }
+
+  /**
+   * `command` in the sandbox as the sandbox user. The agent CLI (`agent`) gets
+   * the gateway and the run's token, and runs only once every process left in
+   * the sandbox has ended (the setup's, the rubric's, whatever the host's git
+   * steps started): none is there to read its environment. It starts from a
+   * root exec as the sandbox user (asAgent), so only it can write what the host
+   * reads back. Its call is bracketed at the gateway: the token works only
+   * inside, and what the gateway counts in between is the call's spend.
+   */
+  async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+    const { agent, maxOutputBytes, budgetUsd, ...rest } = opts;
+    const cap = maxOutputBytes ? { maxOutputBytes } : {};
+    if (!agent) return this.explainKill(await execInContainer(this.container, command, this.raw({ ...rest, ...cap })));
+    await this.reapStrays();
+    const net = this.settings.egress;
+    await net.beginCall(budgetUsd ?? DEFAULT_CALL_CAP_USD);
+    let r: ExecResult | undefined;
+    try {
+      r = await execInContainer(
+        this.container,
+        asAgent(command, this.settings.user),
+        this.raw({ ...rest, ...cap, env: { ...opts.env, ...this.settings.agentEnv }, user: '0:0' }),
+      );
+    } finally {
+      const usage = await net.endCall().catch(() => null);
+      if (r && usage) r = { ...r, metered: metered(usage) };
+    }
+    return this.explainKill(r);
+  }
+
+  /**
+   * A command killed (exit 137) that neither its timeout nor its output cap
+   * stopped: when the kernel killed a process for memory since the last count,
+   * the result says so. The count is read as root (the agent cannot write
+   * into what the host reads here) from the sandbox's memory cgroup.
+   */
+  private async explainKill(r: ExecResult): Promise<ExecResult> {
+    if (r.exitCode !== 137 || r.timedOut || r.outputCapped) return r;
+    const read = await execInContainer(
       this.container,
-      command,
-      this.raw({ ...rest, env, ...(maxOutputBytes ? { maxOutputBytes } : {}) }),
-    );
+      'cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null',
+      this.raw({ cwd: '/', user: '0:0', timeoutMs: READ_TIMEOUT_MS }),
+    ).catch(() => null);
+    const count = Number(/^oom_kill (\d+)$/m.exec(read?.stdout ?? '')?.[1] ?? Number.NaN);
+    if (!Number.isFinite(count) || count <= this.oomKills) return r;
+    this.oomKills = count;
+    return { ...r, killedBy: `the sandbox ran out of memory (CHALK_SANDBOX_MEM_MB=${this.settings.memoryMb})` };
   }
 
   /** Runs one of the shipped scripts as the command itself (arguments in env); its trimmed stdout, or throws. */
@@ -76,10 +222,30 @@ export class DockerSandboxSession implements SandboxSession {
     return r.stdout.trim();
   }
 
-  /** Records the container's main process; called once, right after the start, when it is init's only child. */
-  async recordMainProcess(): Promise<void> {
-    const r = await execInContainer(this.container, 'cat /proc/1/task/1/children', this.raw({ cwd: '/' }));
-    this.mainPid = r.stdout.trim().split(/\s+/)[0] ?? '';
+  /**
+   * Records the init and the keeper, waiting until the keeper is ready to
+   * reap (it names itself `reaped-0`); called once, right after the start,
+   * when they are the container's only processes.
+   */
+  async recordOwnProcesses(): Promise<void> {
+    const end = Date.now() + KEEPER_TIMEOUT_MS;
+    for (;;) {
+      const rows = await this.processes();
+      const keeper = rows.find((r) => r.comm === 'reaped-0');
+      const init = rows.find((r) => r.pid === keeper?.ppid);
+      if (keeper && init && rows.length === 2) {
+        this.own = { init: init.pid, keeper: keeper.pid };
+        return;
+      }
+      // keeper.sh falls back to `sleep infinity` where there is no bash to run it.
+      if (rows.length === 2 && rows.some((r) => r.comm === 'sleep')) {
+        throw new UserError(`sandbox image '${this.settings.image}' has no bash or coreutils in the sandbox`);
+      }
+      if (Date.now() > end) {
+        throw new SandboxReapError(`the sandbox's keeper did not start (image '${this.settings.image}' needs bash)`);
+      }
+      await delay(10);
+    }
   }
 
   async clone(): Promise<string> {
@@ -92,6 +258,7 @@ export class DockerSandboxSession implements SandboxSession {
           AUTHOR_EMAIL: this.spec.author.email,
           BASE_NAME: this.spec.baseBranch?.name ?? '',
           BASE_COMMIT: this.spec.baseBranch?.commit ?? '',
+          SHALLOW: (this.spec.shallow ?? []).join(' '),
         },
         createReadStream(this.spec.source),
       );
@@ -114,9 +281,20 @@ export class DockerSandboxSession implements SandboxSession {
     return r.stdout.trim();
   }
 
-  async commitAll(message: string, opts: { allowEmpty?: boolean } = {}): Promise<string | null> {
-    const out = await this.git('commit', { MESSAGE: message, ALLOW_EMPTY: opts.allowEmpty ? '1' : '' });
+  async commitAll(message: string, opts: CommitOptions = {}): Promise<string | null> {
+    const out = await this.git('commit', commitEnv(message, opts));
     return out === '' ? null : out;
+  }
+
+  async graftTree(o: GraftOptions): Promise<string> {
+    const id = await this.git('graft', graftEnv(o));
+    if (!OBJECT_ID.test(id)) throw new Error(`sandbox graft printed no tree id`);
+    return id;
+  }
+
+  async restoreTree(tree: string): Promise<void> {
+    if (!OBJECT_ID.test(tree)) throw new Error(`not an object id: ${JSON.stringify(tree)}`);
+    await this.git('restore', { TREE: tree });
   }
 
   async exportBundle(base: string, dest: string): Promise<string | null> {
@@ -152,12 +330,41 @@ export class DockerSandboxSession implements SandboxSession {
     if (r.exitCode !== 0) throw new SandboxGitError(`could not put ${name} into the sandbox: ${r.stderr.trim()}`);
   }
 
+  /**
+   * Ends every process in the sandbox but the init and the keeper: the keeper
+   * does it on the host's signal, in one kill(-1) (keeper.sh), and the host
+   * waits, through `docker top`, until the keeper's name says the round is
+   * done and nothing else is left but zombies. Neither step needs a process in
+   * the container, so a fork bomb holding every pid is ended too. Nothing to do
+   * when no command ran since the last round. (`docker top` alone cannot say the
+   * sandbox is empty: a fork bomb's processes die before ps sees them, so the
+   * round always runs.)
+   */
   async reapStrays(): Promise<void> {
+    if (!this.dirty) return;
+    if (!this.own) throw new SandboxReapError('the sandbox has no keeper to end its leftover processes');
+    const { init, keeper } = this.own;
+    const round = ++this.reaps;
+    const end = Date.now() + KEEPER_TIMEOUT_MS;
     try {
-      await bareExec(this.container, ['bash', '-c', script('reap'), 'reap', this.mainPid || '0']);
+      await this.container.kill({ signal: 'SIGUSR1' });
+      for (;;) {
+        const rows = await this.processes();
+        const done = rows.some((r) => r.pid === keeper && r.comm === `reaped-${round}`);
+        const left = rows.filter((r) => r.pid !== init && r.pid !== keeper && !r.stat.startsWith('Z'));
+        if (done && left.length === 0) break;
+        if (Date.now() > end) {
+          throw new SandboxReapError(
+            `could not end the processes left in the sandbox (${left.length} still running after ${KEEPER_TIMEOUT_MS / 1000} s)`,
+          );
+        }
+        await delay(5);
+      }
     } catch (err) {
-      if (statusOf(err) !== 404 && statusOf(err) !== 409) throw err;
+      if (statusOf(err) === 404 || statusOf(err) === 409) return;
+      throw engineGone(err);
     }
+    this.dirty = false;
   }
 
   async reset(): Promise<void> {
@@ -173,12 +380,49 @@ export class DockerSandboxSession implements SandboxSession {
     }
   }
 
+  saveState(dest: string, opts: StateSaveOptions): Promise<SavedState> {
+    return writeState(dest, async (fd) => {
+      const r = await execToFile(
+        this.container,
+        script('state-save'),
+        fd,
+        this.raw({
+          cwd: '/work',
+          env: { DIRS: opts.dirs.join('\n') },
+          timeoutMs: opts.timeoutMs ?? STATE_TIMEOUT_MS,
+          maxOutputBytes: opts.maxBytes,
+          signal: opts.signal,
+        }),
+      );
+      return stateOutcome(r, dest, opts.maxBytes);
+    });
+  }
+
+  async restoreState(src: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
+    const r = await execInContainer(
+      this.container,
+      script('state-restore'),
+      this.raw({
+        cwd: '/work',
+        stdin: readState(src),
+        timeoutMs: opts.timeoutMs ?? STATE_TIMEOUT_MS,
+        signal: opts.signal,
+      }),
+    );
+    if (r.exitCode !== 0) {
+      const why = r.stderr.trim().split('\n').pop() ?? '';
+      throw new SandboxGitError(`could not restore the setup state (exit ${r.exitCode})${why ? `: ${why}` : ''}`);
+    }
+  }
+
   stop(): Promise<void> {
     this.stopped ??= this.container
       .remove({ force: true })
       .catch((err: unknown) => {
         if (statusOf(err) !== 404 && statusOf(err) !== 409) throw err;
       })
+      // The run's token dies with its control connection; then the network goes.
+      .finally(() => this.settings.egress.close())
       .finally(() => this.settings.onStop(this));
     return this.stopped;
   }

@@ -1,4 +1,4 @@
-import { exitBarrier } from '../../core/process/exit-barrier.js';
+import { exitBarrier } from '../../core/host.js';
 
 /**
  * Sessions open in this process, so that SIGINT and SIGTERM remove their

@@ -21,7 +21,7 @@ if [ -n "$ca" ] && [ ! -r "$ca" ]; then echo "build-image: CA bundle $ca is not 
 
 ctx="$(mktemp -d)"
 trap 'rm -rf "$ctx"' EXIT
-files=(Dockerfile install-packages.sh bootstrap-npm.cjs)
+files=(Dockerfile install-packages.sh bootstrap-npm.cjs fetch-package.cjs node-proxy.cjs)
 for f in "${files[@]}"; do cp "$here/$f" "$ctx/$f"; done
 if [ -n "$ca" ]; then cp "$ca" "$ctx/chalk-ca.pem"; else : >"$ctx/chalk-ca.pem"; fi
 # The hash `chalk sandbox build` computes too (plugins/sandbox-docker/image-context.ts).

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs once at image build, as root, on any Debian-based base: installs what is
-# missing (bash, git, ca-certificates, jq, ripgrep, Node.js >= 18, and npm) and
-# adds the extra CA bundle at /etc/chalk/ca.pem to the system trust store.
+# missing (bash, git, ca-certificates, jq, ripgrep, Node.js >= 18, and npm), fetches the
+# undici that Node's proxy preload uses, and adds the extra CA bundle at /etc/chalk/ca.pem
+# to the system trust store.
 set -eu
 export DEBIAN_FRONTEND=noninteractive
 ca=/etc/chalk/ca.pem
@@ -36,6 +37,12 @@ if ! has npm; then
   [ -s "$ca" ] && export NODE_EXTRA_CA_CERTS="$ca"
   node /usr/local/lib/chalk/bootstrap-npm.cjs
 fi
+
+# undici for node-proxy.cjs (Node's fetch through the sandbox's egress proxy); 6.x runs on Node 18.
+[ -s "$ca" ] && export NODE_EXTRA_CA_CERTS="$ca"
+node /usr/local/lib/chalk/fetch-package.cjs undici 6.29.1 \
+  'sha512-EvRlUt/QqAEvXdQeRMYUfwOQsfzpDztykrG2owGEE/rBOBoYv9uF39ZzsNDh4lTFHhTr2XOZjKkYgueD12ZmGA==' \
+  /usr/local/lib/chalk/node_modules/undici
 
 if [ -s "$ca" ]; then
   # update-ca-certificates appends every certificate of each .crt file to the bundle.

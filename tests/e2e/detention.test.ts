@@ -94,7 +94,7 @@ describe.skipIf(!available)('chalk run, end to end: detention', { timeout: 300_0
     rig.script({ loops: [[s.loopBlocked('the payment sandbox needs an API key that is not in the container')]] });
     const r = await chalk(rig, sc, ['run'], { env: { CHALK_SPEC_CHECK: 'false' } });
     await expectDetained(rig, sc, r, 'agent reported a blocker');
-    expect(r.lines).toContain('  the payment sandbox needs an API key that is not in the container');
+    expect(r.lines).toContain('  | the payment sandbox needs an API key that is not in the container');
     const rows = await calls(rig, sc);
     expect(rows.map((c) => [c.kind, c.agent_status, c.rubric_exit, c.verdict])).toEqual([
       ['continue', 'blocked', 0, 'blocked'],

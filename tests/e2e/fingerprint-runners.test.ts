@@ -6,7 +6,9 @@ import { chalk, e2eAvailable, explain, makeScenario, type Rig, type Scenario, st
  * Fingerprints from a JavaScript rubric with no report configured, end to end
  * (real CLI, real container, scripted model), with Node's own runner: `node
  * --test` and the spec reporter, which needs nothing installed in the sandbox.
- * mocha and pytest as rubrics are in fingerprint-real-runners.test.ts.
+ * mocha and pytest as rubrics are in fingerprint-real-runners.test.ts. The
+ * tests come before the code, so the base fails them: CHALK_BASELINE=off (the
+ * base check has tests of its own, base-and-rerun.test.ts).
  */
 const available = await e2eAvailable();
 
@@ -64,7 +66,7 @@ describe.skipIf(!available)('fingerprints from node --test, end to end', { timeo
       ],
     });
     const r = await chalk(rig, sc, ['run'], {
-      env: { CHALK_SPEC_CHECK: 'false', CHALK_FP_RULES: 'on', CHALK_TEST_CMD: RUBRIC },
+      env: { CHALK_SPEC_CHECK: 'false', CHALK_BASELINE: 'off', CHALK_FP_RULES: 'on', CHALK_TEST_CMD: RUBRIC },
     });
     expect(r.code, explain(r)).toBe(3);
     expect(r.lines.filter((l) => l.startsWith('DETENTION: '))).toEqual(['DETENTION: repeat: rubric failed (exit 1)']);
@@ -90,7 +92,13 @@ describe.skipIf(!available)('fingerprints from node --test, end to end', { timeo
       ],
     });
     const r = await chalk(rig, sc, ['run'], {
-      env: { CHALK_SPEC_CHECK: 'false', CHALK_FP_RULES: 'shadow', CHALK_MAX_RETRIES: '1', CHALK_TEST_CMD: RUBRIC },
+      env: {
+        CHALK_SPEC_CHECK: 'false',
+        CHALK_BASELINE: 'off',
+        CHALK_FP_RULES: 'shadow',
+        CHALK_MAX_RETRIES: '1',
+        CHALK_TEST_CMD: RUBRIC,
+      },
     });
     expect(r.code, explain(r)).toBe(3);
     const got = await rows(rig, sc);

@@ -35,6 +35,16 @@ export async function e2eAvailable(): Promise<boolean> {
   return ok;
 }
 
+/** The second, loopback-only engine address .ci/setup.d/20-docker.sh opens, for the remote-engine runs. */
+export const REMOTE = process.env.CHALK_TEST_DOCKER_REMOTE || 'tcp://127.0.0.1:2375';
+
+/** Whether the engine answers at REMOTE (in CI it must). */
+export async function remoteEngineUp(): Promise<boolean> {
+  const info = await run('docker', ['-H', REMOTE, 'info', '--format', '{{.ServerVersion}}'], { timeoutMs: 10_000 });
+  if (CI && info.code !== 0) throw new Error(`CI needs dockerd listening on ${REMOTE} (.ci/setup.d/20-docker.sh)`);
+  return info.code === 0;
+}
+
 // --- the scripted agent -------------------------------------------------------
 
 export { type CallKind, callKind };
@@ -140,6 +150,11 @@ export interface ScenarioOptions {
   files?: Record<string, string>;
   /** A pre-receive hook for the bare origin (refuses pushes when it exits non-zero). */
   preReceive?: string;
+  /**
+   * The worktree is a shallow clone of the origin (`git clone --depth 1`, as CI checkouts
+   * are), made after `history` more commits on main, so the boundary hides real history.
+   */
+  shallow?: { history: number };
 }
 
 let counter = 0;
@@ -195,8 +210,19 @@ export function makeScenario(opts: ScenarioOptions = {}): Scenario {
   }
   git(root, 'add', '-A');
   git(root, 'commit', '-q', '-m', 'initial');
+  for (let i = 1; i <= (opts.shallow?.history ?? 0); i++) {
+    writeFileSync(join(root, 'HISTORY'), `${i}\n`);
+    git(root, 'add', '-A');
+    git(root, 'commit', '-q', '-m', `history ${i}`);
+  }
   git(root, 'remote', 'add', 'origin', origin);
   git(root, 'push', '-q', 'origin', 'main');
+  if (opts.shallow) {
+    rmSync(root, { recursive: true, force: true });
+    git(dir, 'clone', '-q', '--depth', '1', `file://${origin}`, root);
+    git(root, 'config', 'user.name', 'Sam Person');
+    git(root, 'config', 'user.email', 'sam@example.com');
+  }
   git(root, 'fetch', '-q', 'origin');
   if (opts.preReceive) {
     const hook = join(origin, 'hooks', 'pre-receive');
@@ -325,6 +351,8 @@ export interface ChalkOptions {
   /** Called once the process has started (e.g. to signal it later). */
   onStart?: (child: ChildProcess) => void;
   timeoutMs?: number;
+  /** Close chalk's stdout before it writes anything, as a reader that went away (`| head -0`) would. */
+  closedStdout?: boolean;
 }
 
 const CREDENTIAL_NAMES: ReadonlySet<string> = new Set(CREDENTIALS);
@@ -374,6 +402,7 @@ export function runCli(
       env: opts.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    if (opts.closedStdout) child.stdout.destroy();
     let stdout = '';
     let stderr = '';
     // E2E_DEBUG=1 shows every run's output as it happens.
@@ -659,4 +688,116 @@ export function controlChars(text: string): number[] {
     if ((c < 0x20 && c !== 0x0a && c !== 0x09) || (c >= 0x7f && c <= 0x9f)) found.add(c);
   }
   return [...found];
+}
+
+// --- a real public project, as a new user meets it ----------------------------
+
+/** The fixture projects (tests/fixtures/projects/README.md says where each comes from). */
+export const PROJECTS = join(import.meta.dirname, '..', 'fixtures', 'projects');
+
+export interface ProjectScenario extends Scenario {
+  /** The person's clone (where `chalk init` ran); `root` is the ticket's worktree. */
+  main: string;
+  /** The base branch the clone checked out (the upstream's). */
+  base: string;
+  init: ChalkRun;
+}
+
+/**
+ * A public project from its fixture bundle as a person has it: a bare origin cloned from the
+ * bundle, their clone of it (origin's HEAD set, as `git clone` does), `chalk init` run there
+ * and its files committed and pushed, then `chalk new TICKET` and the ticket's spec committed
+ * in the worktree it made. Chalk's settings come from what init wrote (`projectEnv`).
+ */
+export async function projectScenario(
+  rig: Rig,
+  bundle: string,
+  opts: {
+    ticket: string;
+    spec: string;
+    env?: Record<string, string | undefined>;
+    /** The person's own change to the clone before `chalk init` (committed with init's files). */
+    prepare?: (main: string) => void;
+  },
+): Promise<ProjectScenario> {
+  const dir = tempDir('chalk-e2e-project-');
+  const name = basename(bundle, '.bundle');
+  const origin = join(dir, 'origin.git');
+  const main = join(dir, name);
+  git(dir, 'clone', '-q', '--bare', join(PROJECTS, bundle), origin);
+  git(dir, 'clone', '-q', origin, main);
+  git(main, 'config', 'user.name', 'Sam Person');
+  git(main, 'config', 'user.email', 'sam@example.com');
+  const base = git(main, 'symbolic-ref', '--short', 'HEAD');
+  const forge = installFakeForge(dir);
+  const partial = {
+    dir,
+    repo: repoKey(main),
+    root: main,
+    origin,
+    ticket: opts.ticket,
+    branch: `chalk/${opts.ticket}`,
+    forge,
+  };
+  const env = projectEnv(rig, partial as Scenario, opts.env);
+  opts.prepare?.(main);
+  const init = await runCli(['init'], { cwd: main, env, ticket: opts.ticket });
+  if (init.code !== 0) throw new Error(`chalk init failed: ${explain(init)}`);
+  git(main, 'add', '-A');
+  git(main, 'commit', '-q', '-m', 'chalk init');
+  git(main, 'push', '-q', 'origin', base);
+  const created = await runCli(['new', opts.ticket, 'The ticket'], { cwd: main, env, ticket: opts.ticket });
+  const worktree = /^created (.+) on branch /m.exec(created.stdout)?.[1];
+  if (created.code !== 0 || !worktree) throw new Error(`chalk new failed: ${explain(created)}`);
+  writeFileSync(join(worktree, 'specs', `${opts.ticket}.md`), opts.spec);
+  git(worktree, 'add', '-A');
+  git(worktree, 'commit', '-q', '-m', `chalk(${opts.ticket}): spec`);
+  const revs = (ref: string, where = worktree) => {
+    try {
+      return git(where, 'rev-list', ref).split('\n').filter(Boolean);
+    } catch {
+      return [];
+    }
+  };
+  return {
+    ...partial,
+    root: worktree,
+    main,
+    base,
+    init,
+    git: (...args) => git(worktree, ...args),
+    commits: revs,
+    subjects: (ref, from = base, where = worktree) =>
+      git(where, 'log', '--format=%s', `${from}..${ref}`).split('\n').filter(Boolean),
+    branches: (pattern) =>
+      git(worktree, 'for-each-ref', '--format=%(refname:short)', `refs/heads/${pattern}`).split('\n').filter(Boolean),
+    originBranches: () =>
+      git(origin, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/').split('\n').filter(Boolean),
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * A project scenario's chalk environment: the rig's, with nothing that would hide what
+ * `chalk init` wrote (no CHALK_TEST_CMD, CHALK_IMAGE or base branch of the sample project's).
+ */
+export function projectEnv(rig: Rig, sc: Scenario, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env = chalkEnv(rig, sc, {
+    CHALK_TEST_CMD: undefined,
+    CHALK_IMAGE: undefined,
+    CHALK_RUBRIC_TIMEOUT: '300',
+    ...extra,
+  });
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+  return env;
+}
+
+/** Runs the built `chalk` in a project scenario's worktree with `projectEnv`. */
+export function chalkProject(
+  rig: Rig,
+  sc: ProjectScenario,
+  args: string[],
+  opts: ChalkOptions = {},
+): Promise<ChalkRun> {
+  return runCli(args, { ...opts, cwd: sc.root, env: projectEnv(rig, sc, opts.env), ticket: sc.ticket });
 }

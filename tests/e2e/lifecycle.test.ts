@@ -77,8 +77,10 @@ describe.skipIf(!available)(
       const r = await chalk(rig, sc, ['run']);
       expect(r.code, explain(r)).toBe(4);
       expect(r.lines).toContain('spec check found checkpoints that are not ready:');
-      expect(r.lines).toContain('    problem: it does not say where the greeting goes');
-      expect(r.lines).toContain('    suggestion: greet.sh prints hello on stdout, with a test in tests/greet_test.sh');
+      expect(r.lines).toContain('    problem: "it does not say where the greeting goes"');
+      expect(r.lines).toContain(
+        '    suggestion: "greet.sh prints hello on stdout, with a test in tests/greet_test.sh"',
+      );
       expect(r.stderr).toContain(`rewrite the checkpoints in specs/${sc.ticket}.md`);
       expect(rig.seen.map((x) => x.kind)).toEqual(['spec']);
       expect(r.lines.some((l) => l.startsWith('loop '))).toBe(false);

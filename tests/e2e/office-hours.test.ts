@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,9 +12,11 @@ import {
   explain,
   makeScenario,
   type Rig,
+  RUBRIC,
   type Scenario,
   sampleSpec,
   startRig,
+  tick,
   ticketState,
 } from './harness.js';
 
@@ -80,7 +83,8 @@ describe.skipIf(!available)('chalk office-hours, end to end', { timeout: 400_000
     const lesson =
       'When a debugging test is left in tests/, delete it before finishing, because the rubric runs every test.';
     rig.script({
-      loops: [doCheckpoint(sc.ticket, 2)],
+      // The failed attempt's tick is put back: a loop ticks checkpoint 1 (its work is there), then 2.
+      loops: [[tick(sc.ticket), s.loopDone('1', 'greet.sh was already there')], doCheckpoint(sc.ticket, 2)],
       lessons: [[s.answer({ lesson, scope: 'general' })]],
     });
     const note = 'a leftover scratch test failed the rubric; I deleted it';
@@ -112,9 +116,12 @@ describe.skipIf(!available)('chalk office-hours, end to end', { timeout: 400_000
     expect(r.lines).toContain(`lesson recorded; continuing on ${tutoring}`);
     expect(sc.git('rev-parse', branch)).toBe(fixed);
     const resumed = sc.subjects(`${tutoring}`, fixed);
-    expect(resumed).toHaveLength(1);
-    expect(resumed[0]).toMatch(new RegExp(`^chalk\\(${sc.ticket}\\): continue, loop \\d+$`));
-    expect(r.lines.filter((l) => / started$/.test(l))).toHaveLength(1);
+    expect(resumed).toEqual([
+      expect.stringMatching(new RegExp(`^chalk\\(${sc.ticket}\\): continue, loop \\d+$`)),
+      expect.stringMatching(new RegExp(`^chalk\\(${sc.ticket}\\): continue, loop \\d+$`)),
+      `chalk(${sc.ticket}): grading files back as the run had them`,
+    ]);
+    expect(r.lines.filter((l) => / started$/.test(l))).toHaveLength(2);
     expect(sc.originBranches()).toEqual(['main', tutoring]);
     const [request] = requests(sc);
     expect(request?.argv).toEqual(expect.arrayContaining(['--head', tutoring]));
@@ -124,10 +131,13 @@ describe.skipIf(!available)('chalk office-hours, end to end', { timeout: 400_000
     sc.dispose();
   });
 
-  it('with nothing committed tells the distiller so; a none answer keeps the note here only; nothing open opens the request even with CHALK_AUTO_MR off', async () => {
+  it('with nothing committed tells the distiller so; a none answer keeps the note here only; the tick is put back and the run stops ready with CHALK_AUTO_MR off', async () => {
     const sc = makeScenario({ checkpoints: 1 });
     await detainedByStray(rig, sc);
-    rig.script({ lessons: [[s.answer({ lesson: '', scope: 'none' })]] });
+    rig.script({
+      lessons: [[s.answer({ lesson: '', scope: 'none' })]],
+      loops: [[s.bash(`rm ${STRAY}`), tick(sc.ticket), s.loopDone('1', 'removed the stray test')]],
+    });
     const note = 'the CI runner image was stale; rebuilt it outside this repository';
     const r = await chalk(rig, sc, ['office-hours', '-m', note], {
       env: { CHALK_DISTILL: 'true', CHALK_AUTO_MR: 'false' },
@@ -141,12 +151,63 @@ describe.skipIf(!available)('chalk office-hours, end to end', { timeout: 400_000
     expect(r.lines).toContain(
       'no lesson distilled: the fix does not support a rule for other tickets; your note is kept as the fix and recalled in this repository only',
     );
-    // No loop: every checkpoint was ticked; the request is opened because a person asked.
-    expect(rig.seen.map((x) => x.kind)).toEqual(['lesson']);
-    expect(requests(sc)).toHaveLength(1);
+    // The failed attempt's tick was put back: the spec check, a loop, the review, and ready (no request).
+    expect(rig.seen.map((x) => x.kind)).toEqual(['lesson', 'spec', 'loop', 'review']);
+    expect(requests(sc)).toEqual([]);
+    expect(await ticketState(rig, sc)).toBe('done');
     expect(await containers(sc)).toEqual([]);
     sc.dispose();
   });
+  it('puts back what the parked attempt changed in its grading, then runs the rubric and the review before the request', async () => {
+    // The rubric is the repository's own: .chalk/config, not the environment.
+    const own = { CHALK_TEST_CMD: undefined, CHALK_SPEC_CHECK: 'false' };
+    const sc = makeScenario({ checkpoints: 1, files: { '.chalk/config': `CHALK_TEST_CMD=${RUBRIC}\n` } });
+    // The attacker: a rubric that always passes, a CI gate of its own, the box ticked, a stray file, a typo.
+    rig.script({
+      loops: [
+        [
+          s.write('/work/repo/.chalk/config', 'CHALK_TEST_CMD=true\n'),
+          s.write('/work/repo/.github/workflows/chalk.yml', 'on: push\njobs: {}\n'),
+          s.write('/work/repo/tests/greet_test.sh', '[ "$(sh greet.sh)" = "hello" ]\n'),
+          s.write('/work/repo/greet.sh', 'echo helo\n'),
+          s.write('/work/repo/notes/stray.txt', 'left behind\n'),
+          tick(sc.ticket),
+          s.loopDone('1', 'all done'),
+        ],
+      ],
+    });
+    const detained = await chalk(rig, sc, ['run'], { env: { ...own, CHALK_MAX_RETRIES: '0' } });
+    expect(detained.code, explain(detained)).toBe(3);
+    const [branch] = sc.branches('detention/');
+    sc.git('switch', '--quiet', branch as string);
+    // The person's one-line fix.
+    writeFileSync(join(sc.root, 'greet.sh'), 'echo hello\n');
+    sc.git('commit', '--quiet', '-am', 'greet.sh says hello');
+
+    rig.script({ loops: [[tick(sc.ticket), s.loopDone('1', 'greet.sh prints hello')]] });
+    const r = await chalk(rig, sc, ['office-hours', '-m', 'a typo in greet.sh'], { env: own });
+    expect(r.code, explain(r)).toBe(0);
+    const [tutoring] = sc.branches('tutoring/');
+    expect(r.lines, explain(r)).toContain(
+      `the parked attempt changed what grades it; put back as the run had them: .chalk/config, .github/workflows/chalk.yml, specs/${sc.ticket}.md`,
+    );
+    // A loop ticked the box again under the repository's own rubric, then the review, then the request.
+    expect(rig.seen.map((x) => x.kind)).toEqual(['loop', 'review']);
+    const rows = await calls(rig, sc);
+    expect(rows.at(-2)).toMatchObject({ kind: 'continue', rubric_exit: 0, progressed: true });
+    expect(rows.at(-1)).toMatchObject({ kind: 'review', agent_status: 'pass' });
+    const [request] = requests(sc);
+    expect(request?.argv).toEqual(expect.arrayContaining(['--head', tutoring]));
+    // What was pushed holds the run's grading files and the person's fix; the stray file is there for the review.
+    const pushed = (path: string) =>
+      execFileSync('git', ['show', `${tutoring}:${path}`], { cwd: sc.origin, encoding: 'utf8', stdio: 'pipe' });
+    expect(pushed('.chalk/config')).toBe(`CHALK_TEST_CMD=${RUBRIC}\n`);
+    expect(pushed('greet.sh')).toBe('echo hello\n');
+    expect(pushed('notes/stray.txt')).toBe('left behind\n');
+    expect(() => pushed('.github/workflows/chalk.yml')).toThrow();
+    sc.dispose();
+  });
+
   it('a later ticket that fails the same way gets the lesson in its prompt: in the same repository, in another only while general, never once forgotten', async () => {
     // The lesson, from a real detention and office hours in repository A.
     const a = makeScenario({ checkpoints: 1 });
@@ -154,7 +215,10 @@ describe.skipIf(!available)('chalk office-hours, end to end', { timeout: 400_000
     a.git('rm', '--quiet', STRAY);
     a.git('commit', '--quiet', '-m', 'remove the leftover debugging test');
     const lesson = 'When a scratch test is left under tests/, delete it before finishing: the rubric runs every test.';
-    rig.script({ lessons: [[s.answer({ lesson, scope: 'general' })]] });
+    rig.script({
+      lessons: [[s.answer({ lesson, scope: 'general' })]],
+      loops: [[tick(a.ticket), s.loopDone('1', 'greet.sh was already there')]],
+    });
     const oh = await chalk(rig, a, ['office-hours', '-m', 'deleted the scratch test'], {
       env: { CHALK_DISTILL: 'true', CHALK_REVIEW: 'false' },
     });

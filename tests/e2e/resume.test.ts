@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readPid } from '../../core/process/pid.js';
-import { STOPPED_NOTE } from '../../core/run/logs.js';
+import { STOPPED_NOTE } from '../../core/run/commands/logs.js';
 import * as s from '../fakes/model-script.js';
 import {
   chalk,

@@ -90,7 +90,7 @@ describe.skipIf(!available)('chalk run, end to end: the final review', { timeout
     expect(r.lines.filter((l) => l.startsWith('DETENTION: '))).toEqual([
       'DETENTION: final review still finds problems after 1 fix round',
     ]);
-    expect(r.lines).toContain('  - [blocker] greet.sh: greet.sh still prints the wrong greeting');
+    expect(r.lines).toContain('  | - [blocker] greet.sh: greet.sh still prints the wrong greeting');
     expect(nextLines(r)).toHaveLength(1);
     expect(nextLines(r)[0]).toContain('CHALK_REVIEW_ROUNDS (now 1)');
     // Green work (both loops) stays on the ticket branch; nothing was pushed.

@@ -114,7 +114,7 @@ describe.skipIf(!available)('chalk run smoke', { timeout: 300_000 }, () => {
     expect(followed.code, explain(followed)).toBe(0);
     expect(followed.lines).toContain('loop 2 (continue) started');
     expect(followed.lines).toContain(`pushed ${sc.branch}; CHALK_FORGE=none, so no request was opened. Summary:`);
-    expect(followed.lines).toContain('## Chalk run summary');
+    expect(followed.lines).toContain('  | ## Chalk run summary');
     for (let i = 0; i < 50 && existsSync(paths.pid); i++) await delay(100);
     expect(existsSync(paths.pid)).toBe(false);
 

@@ -13,6 +13,9 @@ describe('chalk help, version and exit codes', () => {
     expect(r.stdout).toMatch(/^Setup$/m);
     expect(r.stdout).toMatch(/^Work$/m);
     expect(r.stdout).toContain('chalk init');
+    expect(r.stdout).toContain(
+      'chalk db up | down | status [--json] | url | psql | upgrade [--cleanup] | copy [--to-env NAME | --to URL]\n',
+    );
     expect(chalk([], { cwd: '/' }).stdout).toBe(r.stdout);
   });
   test('version prints the bare version', () => {

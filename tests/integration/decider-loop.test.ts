@@ -1,23 +1,20 @@
-import { execFileSync } from 'node:child_process';
-import {
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { deciderSelection } from '../../core/decision/plugin.js';
 import { trust } from '../../core/decision/trust.js';
 import type { Plugin } from '../../core/kernel/kernel.js';
 import type { LoopKind } from '../../core/ports/agent.js';
 import type { AgentStep } from '../../core/testing/index.js';
-import { createTestKernel, MemoryStore, runTicket, ScriptedAgent, type TestKernel } from '../../core/testing/index.js';
+import {
+  createTestKernel,
+  MemoryStore,
+  makeTicketRepo,
+  removeTicketRepos,
+  runTicket,
+  ScriptedAgent,
+  type TestKernel,
+} from '../../core/testing/index.js';
 import { httpDeciderFromConfig } from '../../plugins/decider-http/index.js';
 import { DECIDER_HTTP_KEYS } from '../../plugins/decider-http/keys.js';
 import { answerAll, FakeDecider, type Misbehaviour, misbehave } from '../fakes/decider-server.js';
@@ -32,15 +29,13 @@ import { answerAll, FakeDecider, type Misbehaviour, misbehave } from '../fakes/d
  */
 
 const TICKET = 'PROJ-1';
-const SPEC = `specs/${TICKET}.md`;
 const FAIL_LINE = 'FAILED tests/test_done.py::test_done - AssertionError: done.txt is not ok';
 const MODEL = 'fake-decider-v1';
 
-const made: string[] = [];
 const fakes: FakeDecider[] = [];
 afterEach(async () => {
   for (const f of fakes.splice(0)) await f.stop();
-  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
+  removeTicketRepos();
 });
 
 interface Repo {
@@ -49,42 +44,14 @@ interface Repo {
 }
 
 function makeRepo(config: Record<string, string>): Repo {
-  const base = realpathSync(mkdtempSync(join(tmpdir(), 'chalk-decider-loop-')));
-  made.push(base);
-  const root = join(base, 'shop');
-  const origin = join(base, 'origin.git');
-  mkdirSync(root);
-  const gitEnv = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: root, env: gitEnv, encoding: 'utf8' }).trim();
-  execFileSync('git', ['init', '--quiet', '--bare', origin]);
-  git('init', '--quiet', '-b', 'main');
-  git('config', 'user.name', 'Test');
-  git('config', 'user.email', 'test@example.com');
-  writeFileSync(join(root, 'test.sh'), `echo '${FAIL_LINE}'; exit 1\n`);
-  mkdirSync(join(root, '.chalk'));
-  writeFileSync(join(root, '.chalk', 'config'), 'CHALK_TEST_CMD=bash test.sh\n');
-  git('add', '-A');
-  git('commit', '--quiet', '-m', 'init');
-  git('remote', 'add', 'origin', origin);
-  git('push', '--quiet', 'origin', 'main');
-  git('checkout', '--quiet', '-b', `chalk/${TICKET}`);
-  mkdirSync(join(root, 'specs'));
-  writeFileSync(join(root, SPEC), `# ${TICKET}: make done.txt\n\n- [ ] step 1: write done.txt\n`);
-  git('add', '-A');
-  git('commit', '--quiet', '-m', 'spec');
-  return {
-    root,
-    env: {
-      PATH: process.env.PATH,
-      HOME: base,
-      XDG_STATE_HOME: join(base, 'state'),
-      ANTHROPIC_API_KEY: 'sk-ant-test-not-a-key',
-      CHALK_SPEC_CHECK: 'false',
-      CHALK_MAX_RETRIES: '3',
-      CHALK_FP_RULES: 'shadow',
-      ...config,
-    },
-  };
+  return makeTicketRepo({
+    ticket: TICKET,
+    prefix: 'chalk-decider-loop-',
+    rubric: `echo '${FAIL_LINE}'; exit 1\n`,
+    spec: `# ${TICKET}: make done.txt\n\n- [ ] step 1: write done.txt\n`,
+    // The rubric fails before any loop by design: the base check has tests of its own.
+    env: { CHALK_BASELINE: 'off', CHALK_MAX_RETRIES: '3', CHALK_FP_RULES: 'shadow', ...config },
+  });
 }
 
 /** A loop that writes a different wrong done.txt each time: the same failing test, another tree. */
@@ -102,7 +69,13 @@ const hosted = (env: NodeJS.ProcessEnv): Plugin => ({
   name: 'decider-http',
   configuration: DECIDER_HTTP_KEYS,
   register(kernel) {
-    kernel.offer('Decider', 'hosted', { useFactory: () => httpDeciderFromConfig(kernel.config, env) });
+    // As decider-http declares it: under CHALK_DECIDER_PROVIDER=auto it fits any URL.
+    kernel.offer(
+      'Decider',
+      'hosted',
+      { useFactory: () => httpDeciderFromConfig(kernel.config, env) },
+      { auto: () => true },
+    );
   },
 });
 
@@ -129,7 +102,7 @@ async function runWith(repo: Repo, o: { store?: MemoryStore; plugins?: Plugin[] 
     env: repo.env,
     agent: agent(),
     ...(o.store ? { store: o.store } : {}),
-    plugins: [deciderSelection, hosted(repo.env), ...(o.plugins ?? [])],
+    plugins: [hosted(repo.env), ...(o.plugins ?? [])],
   });
   const r = await runTicket(t.deps(), { root: repo.root });
   const rows = t.store.tables.decisions.filter((d) => d.runId?.startsWith(`${TICKET}-`));
@@ -226,6 +199,10 @@ describe('the stuck question in the loop', { timeout: 60_000 }, () => {
       ['on', true, 'yes', t.store.callsOf(TICKET)[1]?.id],
     ]);
     expect(t.log.text()).toContain('stuck: ');
+    // The decider's StopRequest carries the next line, its confidence in it.
+    expect(t.log.text()).toMatch(
+      /next: the decider judged the agent stuck on the same root cause .*\(confidence 0\.97\)/,
+    );
     expect(warnings(t, /acts as shadow/)).toEqual([]);
   });
 

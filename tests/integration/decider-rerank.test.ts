@@ -1,16 +1,18 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { deciderSelection } from '../../core/decision/plugin.js';
 import type { Plugin } from '../../core/kernel/kernel.js';
 import { Tokens } from '../../core/kernel/tokens.js';
 import type { LoopKind } from '../../core/ports/agent.js';
 import type { Embedder } from '../../core/ports/embedder.js';
 import { repoName } from '../../core/repo/git.js';
 import type { AgentStep } from '../../core/testing/index.js';
-import { createTestKernel, MemoryStore, runTicket, ScriptedAgent } from '../../core/testing/index.js';
+import {
+  createTestKernel,
+  MemoryStore,
+  makeTicketRepo,
+  removeTicketRepos,
+  runTicket,
+  ScriptedAgent,
+} from '../../core/testing/index.js';
 import { httpDeciderFromConfig } from '../../plugins/decider-http/index.js';
 import { DECIDER_HTTP_KEYS } from '../../plugins/decider-http/keys.js';
 import { FakeDecider, type WireRequest } from '../fakes/decider-server.js';
@@ -30,56 +32,29 @@ const MODEL = 'fake-decider-v1';
 const DIM = 384;
 const unit = (i: number) => Array.from({ length: DIM }, (_, j) => (j === i ? 1 : 0));
 
-const made: string[] = [];
 const fakes: FakeDecider[] = [];
 afterEach(async () => {
   for (const f of fakes.splice(0)) await f.stop();
-  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
+  removeTicketRepos();
 });
 
 const spec = (ticked: boolean) => `# ${TICKET}: make done.txt\n\n- [${ticked ? 'x' : ' '}] write done.txt with ok\n`;
 
 function makeRepo(config: Record<string, string>) {
-  const base = realpathSync(mkdtempSync(join(tmpdir(), 'chalk-rerank-')));
-  made.push(base);
-  const root = join(base, 'shop');
-  const origin = join(base, 'origin.git');
-  mkdirSync(root);
-  const gitEnv = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: root, env: gitEnv, encoding: 'utf8' });
-  execFileSync('git', ['init', '--quiet', '--bare', origin]);
-  git('init', '--quiet', '-b', 'main');
-  git('config', 'user.name', 'Test');
-  git('config', 'user.email', 'test@example.com');
-  writeFileSync(
-    join(root, 'test.sh'),
-    `if grep -q '^ok$' done.txt 2>/dev/null && grep -q '^- \\[x\\]' ${SPEC}; then echo pass; exit 0; fi\necho '${FAIL_LINE}'; exit 1\n`,
-  );
-  mkdirSync(join(root, '.chalk'));
-  writeFileSync(join(root, '.chalk', 'config'), 'CHALK_TEST_CMD=bash test.sh\n');
-  git('add', '-A');
-  git('commit', '--quiet', '-m', 'init');
-  git('remote', 'add', 'origin', origin);
-  git('push', '--quiet', 'origin', 'main');
-  git('checkout', '--quiet', '-b', `chalk/${TICKET}`);
-  mkdirSync(join(root, 'specs'));
-  writeFileSync(join(root, SPEC), spec(false));
-  git('add', '-A');
-  git('commit', '--quiet', '-m', 'spec');
-  return {
-    root,
+  return makeTicketRepo({
+    ticket: TICKET,
+    prefix: 'chalk-rerank-',
+    rubric: `if grep -q '^ok$' done.txt 2>/dev/null && grep -q '^- \\[x\\]' ${SPEC}; then echo pass; exit 0; fi\necho '${FAIL_LINE}'; exit 1\n`,
+    spec: spec(false),
+    // The rubric fails before any loop by design: the base check has tests of its own.
     env: {
-      PATH: process.env.PATH,
-      HOME: base,
-      XDG_STATE_HOME: join(base, 'state'),
-      ANTHROPIC_API_KEY: 'sk-ant-test-not-a-key',
-      CHALK_SPEC_CHECK: 'false',
+      CHALK_BASELINE: 'off',
       CHALK_REVIEW: 'false',
       CHALK_MAX_RETRIES: '2',
       CHALK_DECIDER_MIN_LESSONS: '4',
       ...config,
     },
-  };
+  });
 }
 
 const fail: AgentStep<LoopKind> = () => ({ answer: { status: 'done', summary: 'tried' } });
@@ -93,7 +68,13 @@ const hosted = (env: NodeJS.ProcessEnv): Plugin => ({
   name: 'decider-http',
   configuration: DECIDER_HTTP_KEYS,
   register(kernel) {
-    kernel.offer('Decider', 'hosted', { useFactory: () => httpDeciderFromConfig(kernel.config, env) });
+    // As decider-http declares it: under CHALK_DECIDER_PROVIDER=auto it fits any URL.
+    kernel.offer(
+      'Decider',
+      'hosted',
+      { useFactory: () => httpDeciderFromConfig(kernel.config, env) },
+      { auto: () => true },
+    );
   },
 });
 
@@ -190,7 +171,7 @@ async function scenario(
     env: repo.env,
     agent,
     store,
-    plugins: [deciderSelection, hosted(repo.env), embedder(embedded)],
+    plugins: [hosted(repo.env), embedder(embedded)],
   });
   const r = await runTicket(t.deps(), { root: repo.root });
   expect(r.exitCode, t.log.text()).toBe(o.exitCode ?? 0);

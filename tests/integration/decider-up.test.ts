@@ -5,8 +5,8 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../core/config/config.js';
-import { localDeciderPaths } from '../../core/layout.js';
 import { alive, readPid } from '../../core/process/pid.js';
+import { localDeciderPaths } from '../../plugins/decider-local/paths.js';
 import { chalk, scratchRepo, tempDir } from '../helpers/cli.js';
 
 /**

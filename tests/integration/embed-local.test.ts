@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { untrustedReason } from '../../core/decision/trust.js';
 import type { DecisionFailure } from '../../core/protocol/failure.js';
-import { EmbedClient } from '../../plugins/embed-local/client.js';
-import { EmbedModelMissing, loadEmbedFunction } from '../../plugins/embed-local/loader.js';
-import { createEmbedServer, type EmbedFunction } from '../../plugins/embed-local/service.js';
+import { EmbedClient } from '../../plugins/decider-local/embed/client.js';
+import { EmbedModelMissing, loadEmbedFunction } from '../../plugins/decider-local/embed/loader.js';
+import { createEmbedServer, type EmbedFunction } from '../../plugins/decider-local/embed/service.js';
 import { tempDir } from '../helpers/cli.js';
 
 /**
@@ -187,7 +187,7 @@ describe('loading the model', () => {
   });
 
   it('the service process with no model exits 1 with that one line', () => {
-    const main = join(import.meta.dirname, '..', '..', 'dist', 'plugins', 'embed-local', 'service-main.js');
+    const main = join(import.meta.dirname, '..', '..', 'dist', 'plugins', 'decider-local', 'embed', 'service-main.js');
     const dir = tempDir();
     const r = spawnSync(
       process.execPath,

@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { createBundle } from '../../core/git/bundle-create.js';
 import { BundleImportError, type ImportBundleOptions, importBundle } from '../../core/git/bundle-import.js';
 import {
-  createBundle,
   diffNumstat,
   diffSummary,
   hostGit,
@@ -14,106 +14,7 @@ import {
   statusPorcelain,
   switchNewBranch,
 } from '../../core/git/host-git.js';
-import { tempDir } from '../helpers/cli.js';
-
-/** Test-side git: plain git, hooks and all, so the controls show the hooks are live. */
-function git(cwd: string, ...args: string[]): string {
-  const r = spawnSync('git', args, { cwd, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout.trim();
-}
-const gitCode = (cwd: string, ...args: string[]) => spawnSync('git', args, { cwd, encoding: 'utf8' }).status;
-
-const HOOKS = ['post-merge', 'post-checkout', 'pre-push', 'reference-transaction', 'pre-commit', 'post-rewrite'];
-const HOOK_DIRS = ['.husky', '.githooks', '.git/hooks'] as const;
-type HookDir = (typeof HOOK_DIRS)[number];
-
-interface World {
-  dir: string;
-  /** The user's repository, with the ticket branch checked out. */
-  work: string;
-  origin: string;
-  /** The sandbox's clone. */
-  sandbox: string;
-  /** Where hooks leave their marks. */
-  sentinels: string;
-  base: string;
-  /** Another repository on the host, with its own bundle. */
-  other: { dir: string; bundle: string; commit: string; blob: string };
-}
-
-function writeHooks(dir: string, sentinels: string, tag: string): void {
-  mkdirSync(dir, { recursive: true });
-  for (const h of HOOKS) {
-    writeFileSync(join(dir, h), `#!/bin/sh\ntouch '${sentinels}/${tag}-${h}'\nexit 0\n`);
-    chmodSync(join(dir, h), 0o755);
-  }
-}
-
-/** The hooks the agent committed (`.husky/`, `.githooks/`) and the user's own (`.git/hooks/`), one set active. */
-function makeWorld(active: HookDir): World {
-  const dir = tempDir('chalk-host-git-');
-  const sentinels = join(dir, 'sentinels');
-  mkdirSync(sentinels);
-  const origin = join(dir, 'origin.git');
-  git(dir, 'init', '-q', '--bare', '-b', 'main', origin);
-  const work = join(dir, 'shop');
-  mkdirSync(work);
-  git(work, 'init', '-q', '-b', 'main');
-  git(work, 'config', 'user.email', 'test@example.com');
-  git(work, 'config', 'user.name', 'Test');
-  writeFileSync(join(work, 'app.txt'), 'one\n');
-  writeHooks(join(work, '.husky'), sentinels, 'husky');
-  writeHooks(join(work, '.githooks'), sentinels, 'githooks');
-  git(work, 'add', '-A');
-  git(work, 'commit', '-q', '-m', 'start');
-  git(work, 'remote', 'add', 'origin', origin);
-  git(work, 'checkout', '-q', '-b', 'chalk/SHOP-1');
-  writeHooks(join(work, '.git', 'hooks'), sentinels, 'githooks-dir');
-  if (active !== '.git/hooks') git(work, 'config', 'core.hooksPath', active);
-  const base = git(work, 'rev-parse', 'HEAD');
-
-  const sandbox = join(dir, 'sandbox');
-  git(dir, 'clone', '-q', '--no-local', '-b', 'chalk/SHOP-1', work, sandbox);
-  git(sandbox, 'config', 'user.email', 'agent@example.com');
-  git(sandbox, 'config', 'user.name', 'Agent');
-
-  const otherDir = join(dir, 'elsewhere');
-  mkdirSync(otherDir);
-  git(otherDir, 'init', '-q', '-b', 'main');
-  git(otherDir, 'config', 'user.email', 'x@example.com');
-  git(otherDir, 'config', 'user.name', 'X');
-  writeFileSync(join(otherDir, 'secret.txt'), `another repository's secret ${dir}\n`);
-  git(otherDir, 'add', '-A');
-  git(otherDir, 'commit', '-q', '-m', 'private history');
-  const otherBundle = join(dir, 'elsewhere.bundle');
-  git(otherDir, 'bundle', 'create', '-q', otherBundle, 'main');
-  const other = {
-    dir: otherDir,
-    bundle: otherBundle,
-    commit: git(otherDir, 'rev-parse', 'HEAD'),
-    blob: git(otherDir, 'rev-parse', 'HEAD:secret.txt'),
-  };
-  // Everything above was set up with plain git: start counting from nothing.
-  for (const f of readdirSync(sentinels)) spawnSync('rm', ['-f', join(sentinels, f)]);
-  return { dir, work, origin, sandbox, sentinels, base, other };
-}
-
-/** The agent's work in the sandbox, exported the way a sandbox does: base..HEAD. */
-function agentWork(w: World, name = 'out.bundle'): { bundle: string; tip: string } {
-  writeFileSync(join(w.sandbox, 'app.txt'), 'one\ntwo\n');
-  git(w.sandbox, 'commit', '-q', '-am', 'agent: two');
-  const bundle = join(w.dir, name);
-  git(w.sandbox, 'bundle', 'create', '-q', bundle, `${w.base}..HEAD`);
-  return { bundle, tip: git(w.sandbox, 'rev-parse', 'HEAD') };
-}
-
-const marks = (w: World) => readdirSync(w.sentinels).sort();
-const refsOf = (w: World) => ({
-  refs: git(w.work, 'for-each-ref', '--format=%(refname) %(objectname)'),
-  head: git(w.work, 'symbolic-ref', 'HEAD'),
-  sha: git(w.work, 'rev-parse', 'HEAD'),
-});
+import { agentWork, git, gitCode, HOOK_DIRS, makeWorld, marks, refsOf, type World } from './host-git-world.js';
 
 describe.each(HOOK_DIRS)('host git runs no hook from %s', (active) => {
   let w: World;
@@ -171,7 +72,7 @@ describe.each(HOOK_DIRS)('host git runs no hook from %s', (active) => {
   it('writes a bundle of the branch', async () => {
     const out = join(w.dir, 'clone-me.bundle');
     const r = await createBundle({ cwd: w.work, ref: 'chalk/SHOP-1', out });
-    expect(r).toEqual({ out, head: w.base, ref: 'refs/heads/chalk/SHOP-1' });
+    expect(r).toEqual({ out, head: w.base, ref: 'refs/heads/chalk/SHOP-1', shallow: [] });
     expect(git(w.dir, 'bundle', 'list-heads', out)).toBe(`${w.base} refs/heads/chalk/SHOP-1`);
     expect(marks(w)).toEqual([]);
   });
@@ -309,7 +210,7 @@ describe('importBundle refuses', () => {
 
   it("another repository's history, leaving none of its objects in the store", async () => {
     await refused(
-      { bundle: w.other.bundle },
+      { bundle: w.other.bundle, head: 'refs/heads/main' },
       new RegExp(
         `^the sandbox's bundle's tip ${w.other.commit.slice(0, 12)} does not descend from ${w.base.slice(0, 12)}$`,
       ),
@@ -317,7 +218,7 @@ describe('importBundle refuses', () => {
     expect(gitCode(w.work, 'cat-file', '-e', w.other.commit)).not.toBe(0);
     expect(gitCode(w.work, 'cat-file', '-e', w.other.blob)).not.toBe(0);
     await refused(
-      { bundle: w.other.bundle, target: { kind: 'branch', name: 'detention/SHOP-1-1' } },
+      { bundle: w.other.bundle, head: 'refs/heads/main', target: { kind: 'branch', name: 'detention/SHOP-1-1' } },
       /does not descend from/,
     );
     expect(gitCode(w.work, 'cat-file', '-e', w.other.commit)).not.toBe(0);
@@ -342,14 +243,15 @@ describe('importBundle refuses', () => {
 
   it('what inspect objects to, after the tip is in the store and before any ref moves', async () => {
     const { bundle, tip } = agentWork(w);
-    const seen: string[] = [];
-    const inspect = async (t: string) => {
-      seen.push(t);
+    const seen: [string, readonly string[] | null][] = [];
+    const inspect = async (t: string, changed: readonly string[] | null) => {
+      seen.push([t, changed]);
       expect(gitCode(w.work, 'cat-file', '-e', `${t}^{commit}`)).toBe(0);
       return 'the loop changed .chalk/config';
     };
     await refused({ bundle, inspect }, /^the loop changed \.chalk\/config$/);
-    expect(seen).toEqual([tip]);
+    // What the tip changes, as read for the fast-forward: the guard needs no diff of its own.
+    expect(seen).toEqual([[tip, ['app.txt']]]);
     expect(git(w.work, 'for-each-ref', 'refs/chalk/')).toBe('');
     const r = await importBundle({
       cwd: w.work,

@@ -83,6 +83,28 @@ describe('chalk office-hours and chalk submit refusals, with the real CLI', { ti
     );
   });
 
+  it('submit refuses work no green rubric and review saw: every box ticked by hand, nothing pushed', () => {
+    const origin = tempDir('chalk-oh-origin-');
+    execFileSync('git', ['init', '-q', '--bare', origin]);
+    git('switch', '-q', '-c', 'chalk/OH-2', 'main');
+    mkdirSync(join(root, 'specs'), { recursive: true });
+    writeFileSync(join(root, 'specs', 'OH-2.md'), '# OH-2: y\n\n- [x] one\n');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'ticked by hand');
+    git('remote', 'add', 'origin', origin);
+    try {
+      const head = git('rev-parse', 'HEAD').slice(0, 12);
+      expect(refused(['submit'])).toBe(
+        `chalk: no green rubric and review saw chalk/OH-2 as it is (${head}); run chalk run: with every checkpoint ticked it runs them, then opens the request (or, with CHALK_AUTO_MR=false, stops for chalk submit)`,
+      );
+      expect(execFileSync('git', ['for-each-ref', 'refs/heads/'], { cwd: origin, encoding: 'utf8' })).toBe('');
+    } finally {
+      git('remote', 'remove', 'origin');
+      git('switch', '-q', `chalk/${TICKET}`);
+      rmSync(origin, { recursive: true, force: true });
+    }
+  });
+
   it('both name themselves outside a repository', () => {
     const out = tempDir('chalk-oh-none-');
     try {

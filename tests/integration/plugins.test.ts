@@ -70,6 +70,7 @@ describe('third-party plugins through CHALK_PLUGINS', () => {
 
     await kernel.hooks.onDetain.promise({
       ticket: 'SHOP-7',
+      kind: 'failed',
       reason: 'rubric failed 3 times',
       branch: 'detention/SHOP-7-1',
       lessonId: 4,
@@ -205,7 +206,7 @@ describe('a plugin that declares keys, a command and a forge, named in the envir
     expect(rows.find((x) => x.key === 'CHALK_IMAGE')).toMatchObject({ plugin: 'sandbox-docker' });
     expect(r.stdout).not.toContain('tok-5e3c1a');
     // The machine key in the file is the only unknown one: the repository key is the plugin's.
-    expect(r.stderr).toBe('warning: ignoring unknown key in .chalk/config: BITBOX_TOKEN\n');
+    expect(r.stderr).toBe("warning: ignoring BITBOX_TOKEN in .chalk/config: only this machine's environment sets it\n");
     const table = chalk(['config'], { cwd: repo, env }).stdout;
     expect(table).toMatch(/^BITBOX_REGION\s+us\s+file\s+bitbox$/m);
   });

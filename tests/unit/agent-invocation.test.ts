@@ -56,17 +56,15 @@ describe('buildInvocation', () => {
     expect(argv.slice(-READ_ONLY_TOOLS.length - 1)).toEqual(['--allowedTools', ...READ_ONLY_TOOLS]);
   });
 
-  it('plans on the host without a system prompt file, permission flags or model', () => {
-    const argv = buildInvocation({ kind: 'plan', settings });
-    expect(argv).toEqual([
-      'claude',
-      '-p',
-      '--output-format',
-      'json',
-      '--json-schema',
-      answerJsonSchema('plan'),
-      '--max-budget-usd',
-      '1.00',
+  it('plans in a sandbox like a review: a system prompt, the loop model, read-only tools only', () => {
+    expect(() => buildInvocation({ kind: 'plan', settings })).toThrow(/system prompt/);
+    const argv = buildInvocation({ kind: 'plan', settings, systemPromptFile: '/chalk/system.md' });
+    expect(valueAfter(argv, '--model')).toBe('opus');
+    expect(argv.slice(-READ_ONLY_TOOLS.length - 3)).toEqual([
+      '--permission-mode',
+      'dontAsk',
+      '--allowedTools',
+      ...READ_ONLY_TOOLS,
     ]);
   });
 

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { ClaudeAgent } from '../../core/agent/driver.js';
-import { hostAgentHost } from '../../core/agent/host.js';
 import { agentPlugin } from '../../core/agent/plugin.js';
 import { loadConfig } from '../../core/config/config.js';
 import { Kernel } from '../../core/kernel/kernel.js';
@@ -18,6 +17,16 @@ describe('the core agent plugin', () => {
     await kernel.use(agentPlugin);
     expect(kernel.container.resolve(Tokens.Agent)).toBeInstanceOf(ClaudeAgent);
     expect(kernel.checks.map((c) => c.id)).toContain('agent-start-mode');
+  });
+
+  it('the claude driver says it cannot run without one of its credentials, naming them', async () => {
+    const kernel = kernelWith({});
+    await kernel.use(agentPlugin);
+    const agent = kernel.resolve(Tokens.Agent);
+    expect(agent.cannotRun({ ANTHROPIC_API_KEY: '' })).toBe(
+      'no agent credentials; export one of: ANTHROPIC_API_KEY CLAUDE_CODE_OAUTH_TOKEN ANTHROPIC_AUTH_TOKEN',
+    );
+    expect(agent.cannotRun({ CLAUDE_CODE_OAUTH_TOKEN: 'tok' })).toBeNull();
   });
 
   it('does not probe in bypass mode', async () => {
@@ -123,29 +132,5 @@ describe('ClaudeAgent.call', () => {
     await expect(agent.call('continue', 'p', { where, systemPromptFile: '/s', signal: ac.signal })).rejects.toThrow(
       'killed',
     );
-  });
-});
-
-describe('hostAgentHost', () => {
-  it('runs a shell command with stdin and reports the exit code', async () => {
-    const r = await hostAgentHost.exec('cat; exit 3', { stdin: 'in' });
-    expect(r).toMatchObject({ exitCode: 3, stdout: 'in', timedOut: false });
-  });
-
-  it('kills a command on abort', async () => {
-    const ac = new AbortController();
-    setTimeout(() => ac.abort(), 100);
-    const started = Date.now();
-    await expect(hostAgentHost.exec('sleep 10; echo late', { signal: ac.signal })).rejects.toThrow();
-    expect(Date.now() - started).toBeLessThan(5000);
-  });
-
-  it('times a command out, ending what it started too', async () => {
-    const started = Date.now();
-    const r = await hostAgentHost.exec('sleep 10; echo late', { timeoutMs: 100 });
-    expect(Date.now() - started).toBeLessThan(5000);
-    expect(r.stdout).toBe('');
-    expect(r.timedOut).toBe(true);
-    expect(r.exitCode).not.toBe(0);
   });
 });

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { denialNextStep, denialNote, deniedTools, MANY_DENIALS } from '../../core/agent/denials.js';
+import { withMetered } from '../../core/agent/metered.js';
 import { costText, formatUsd, parseResult } from '../../core/agent/result.js';
 
 /** Result objects captured from claude 2.1.332 driven by tests/fakes/model-server.ts. */
@@ -110,6 +111,36 @@ describe('parseResult on odd output', () => {
     expect(parseResult('continue', run(stdout, exit), 'sonnet')).toMatchObject(expected);
   });
 
+  it('a call with no result of its own is counted at its cap, with how a limit or the sandbox ended it', () => {
+    const cap = { capUsd: 1.5 };
+    expect(parseResult('continue', { ...run('', 124), timedOut: true, timeoutS: 60 }, 'sonnet', cap)).toMatchObject({
+      status: 'timed_out',
+      ending: 'timed out after 60 s (CHALK_AGENT_TIMEOUT)',
+      costUsd: 1.5,
+      costUnknown: true,
+      answer: 'none',
+    });
+    expect(
+      parseResult('continue', { ...run('', 137), killedBy: 'the sandbox ran out of memory' }, '', cap),
+    ).toMatchObject({ status: 'killed', ending: 'was killed: the sandbox ran out of memory', costUsd: 1.5 });
+    expect(parseResult('continue', { ...run('partial {', 143), outputCapped: true }, '', cap)).toMatchObject({
+      status: 'output_capped',
+      costUsd: 1.5,
+    });
+    // Killed by its own agent before it printed: not free.
+    expect(parseResult('continue', run('', 137), '', cap)).toMatchObject({ status: 'error', costUsd: 1.5 });
+    // A CLI that never started spent nothing.
+    const never = parseResult('continue', run('bash: claude: command not found', 127), '', cap);
+    expect(never).toMatchObject({ costUsd: 0 });
+    expect(never.costUnknown).toBeUndefined();
+    // A result of its own decides, whatever the exit.
+    const own = JSON.stringify({ ...ok, total_cost_usd: 0.25 });
+    expect(parseResult('continue', { ...run(own, 0), timedOut: true, timeoutS: 60 }, '', cap)).toMatchObject({
+      costUsd: 0.25,
+      status: 'ok',
+    });
+  });
+
   it('falls back to "default" when no model was asked for', () => {
     expect(parseResult('continue', run('{}'), '').model).toBe('default');
   });
@@ -140,5 +171,62 @@ describe('refused actions', () => {
     expect(denialNote(denials(n), 'io/loop.json')).toBe(note);
     if (next) expect(denialNextStep(denials(n))).toMatch(next);
     else expect(denialNextStep(denials(n))).toBeUndefined();
+  });
+});
+
+describe('withMetered: the gateway counted the call', () => {
+  const metered = {
+    costUsd: 0.25,
+    inputTokens: 100,
+    outputTokens: 20,
+    cacheReadTokens: 3,
+    cacheCreationTokens: 4,
+    model: 'claude-sonnet-4-5',
+    requests: 2,
+    unmetered: 0,
+    unpriced: [],
+    refusedOverCap: 0,
+  };
+  const finished = parseResult('continue', { exitCode: 0, stdout: '', stderr: '', durationMs: 5 }, 'm', { capUsd: 1 });
+
+  it("takes the gateway's cost, tokens and model over what the CLI printed", () => {
+    const cli = parseResult(
+      'continue',
+      {
+        exitCode: 0,
+        stdout: JSON.stringify({
+          type: 'result',
+          subtype: 'success',
+          is_error: false,
+          total_cost_usd: 0,
+          num_turns: 3,
+        }),
+        stderr: '',
+        durationMs: 5,
+      },
+      'm',
+      { capUsd: 1 },
+    );
+    const r = withMetered(cli, metered);
+    expect(r.costUsd).toBe(0.25);
+    expect(r.costUnknown).toBeUndefined();
+    expect(r.usage).toEqual({
+      inputTokens: 100,
+      outputTokens: 20,
+      cacheReadTokens: 3,
+      cacheCreationTokens: 4,
+      turns: 3,
+    });
+    expect(r.model).toBe('claude-sonnet-4-5');
+  });
+
+  it('keeps a call with no result of its own at its cap, or at the count when that is more', () => {
+    expect(finished.costUnknown).toBe(true);
+    expect(withMetered(finished, metered).costUsd).toBe(1);
+    expect(withMetered(finished, { ...metered, costUsd: 1.4 }).costUsd).toBe(1.4);
+  });
+
+  it('says a call the gateway stopped at its cap ended on the budget', () => {
+    expect(withMetered(finished, { ...metered, refusedOverCap: 1 }).status).toBe('error_max_budget_usd');
   });
 });

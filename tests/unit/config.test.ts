@@ -9,6 +9,7 @@ import {
   resetConfigWarnings,
 } from '../../core/config/config.js';
 import { MAX_TIMER_MS } from '../../core/config/keys.js';
+import { chosenBy, describeSetting, proposedLine } from '../../core/config/limits.js';
 import { pluginKeyTable } from '../../core/config/table.js';
 import { configTemplate } from '../../core/config/template.js';
 import { BUILTINS } from '../../plugins/builtin.js';
@@ -74,7 +75,7 @@ describe('unknown and machine keys', () => {
     loadConfig({ root, env: {}, warn: (l) => warnings.push(l) });
     expect(warnings).toEqual(['ignoring unknown key in .chalk/config: CHALK_NOPE']);
   });
-  test('a machine key in the file is an unknown key and has no effect', () => {
+  test('a machine key in the file has no effect, and the warning says only the environment sets it', () => {
     const machineKeys = KEYS.filter((k) => k.scope === 'machine').map((k) => k.name);
     expect(machineKeys).toEqual(
       expect.arrayContaining([
@@ -96,13 +97,104 @@ describe('unknown and machine keys', () => {
     expect(config.str('CHALK_DECIDER_URL')).toBe('http://127.0.0.1:8471');
     expect(config.str('CHALK_DATABASE_URL')).toBe('');
     expect(warnings).toEqual([
-      'ignoring unknown key in .chalk/config: CHALK_DECIDER_URL',
-      'ignoring unknown key in .chalk/config: CHALK_DATABASE_URL',
+      "ignoring CHALK_DECIDER_URL in .chalk/config: only this machine's environment sets it",
+      "ignoring CHALK_DATABASE_URL in .chalk/config: only this machine's environment sets it",
     ]);
   });
   test('machine keys are read from the environment', () => {
     const config = loadConfig({ root: null, env: { CHALK_DECIDER_URL: 'https://d.example.com' } });
     expect(config.entry('CHALK_DECIDER_URL')).toMatchObject({ raw: 'https://d.example.com', source: 'env' });
+  });
+});
+
+describe("a repository's limits: lower freely, higher only up to this machine's ceiling", () => {
+  const greedy = [
+    'CHALK_SANDBOX_MEM_MB=12000',
+    'CHALK_TMPFS_SIZE=12g',
+    'CHALK_SANDBOX_CPUS=2',
+    'CHALK_RUBRIC_TIMEOUT=86400',
+    'CHALK_SETUP_TIMEOUT=86400',
+    'CHALK_AGENT_TIMEOUT=86400',
+    'CHALK_OUTPUT_CAP_MB=4096',
+    'CHALK_BUDGET_USD=500',
+    'CHALK_MAX_LOOPS=1000',
+    'CHALK_MAX_RETRIES=100',
+    'CHALK_REVIEW_ROUNDS=50',
+  ].join('\n');
+
+  test('over the default ceilings, each is held to its ceiling, and says what it asked', () => {
+    const config = loadConfig({ root: repoWith(greedy), env: {} });
+    const held = Object.fromEntries(
+      [...config.entries.values()].filter((e) => e.heldFrom !== undefined).map((e) => [e.key, [e.heldFrom, e.raw]]),
+    );
+    expect(held).toEqual({
+      CHALK_SANDBOX_MEM_MB: ['12000', '4096'],
+      CHALK_TMPFS_SIZE: ['12g', '8g'],
+      CHALK_RUBRIC_TIMEOUT: ['86400', '3600'],
+      CHALK_SETUP_TIMEOUT: ['86400', '3600'],
+      CHALK_AGENT_TIMEOUT: ['86400', '7200'],
+      CHALK_OUTPUT_CAP_MB: ['4096', '256'],
+      CHALK_BUDGET_USD: ['500', '1.00'],
+      CHALK_MAX_LOOPS: ['1000', '20'],
+      CHALK_MAX_RETRIES: ['100', '5'],
+      CHALK_REVIEW_ROUNDS: ['50', '3'],
+    });
+    expect(config.num('CHALK_SANDBOX_MEM_MB')).toBe(4096);
+    // `auto` CPUs cannot be measured here: the sandbox holds them to the ceiling itself.
+    expect(config.entry('CHALK_SANDBOX_CPUS')).toMatchObject({ raw: '2', source: 'file' });
+    expect(describeSetting(config, 'CHALK_SANDBOX_MEM_MB')).toBe(
+      'memory 4096 MiB (the repository asked 12000 MiB, held to CHALK_CEILING_SANDBOX_MEM_MB (default))',
+    );
+    expect(describeSetting(config, 'CHALK_BUDGET_USD')).toBe(
+      'budget $1.00 a call (the repository asked $500.00 a call, held to CHALK_CEILING_BUDGET_USD (default))',
+    );
+    expect(config.display().find((r) => r.key === 'CHALK_MAX_LOOPS')?.source).toBe('file (asked 1000)');
+  });
+
+  test('under the ceiling the repository chooses; the environment chooses anything', () => {
+    const root = repoWith('CHALK_SANDBOX_MEM_MB=1024\nCHALK_RUBRIC_TIMEOUT=600\nCHALK_TMPFS_SIZE=512m\n');
+    const config = loadConfig({ root, env: { CHALK_MAX_LOOPS: '500', CHALK_BUDGET_USD: '9' } });
+    expect(describeSetting(config, 'CHALK_SANDBOX_MEM_MB')).toBe('memory 1024 MiB (repository)');
+    expect(describeSetting(config, 'CHALK_RUBRIC_TIMEOUT')).toBe('rubric timeout 600 s (repository)');
+    expect(describeSetting(config, 'CHALK_TMPFS_SIZE')).toBe('RAM disk 512m (repository)');
+    expect(describeSetting(config, 'CHALK_MAX_LOOPS')).toBe('loops 500 (environment)');
+    expect(chosenBy(config, 'CHALK_BUDGET_USD')).toBe('environment');
+    expect(chosenBy(config, 'CHALK_OUTPUT_CAP_MB')).toBe('default');
+  });
+
+  test("a ceiling is the environment's alone: set there it raises what the repository may ask; in the file it is ignored", () => {
+    const root = repoWith(`${greedy}\nCHALK_CEILING_SANDBOX_MEM_MB=99999\n`);
+    const warnings: string[] = [];
+    const config = loadConfig({ root, env: { CHALK_CEILING_BUDGET_USD: '3.50' }, warn: (l) => warnings.push(l) });
+    expect(config.num('CHALK_SANDBOX_MEM_MB')).toBe(4096);
+    expect(config.str('CHALK_BUDGET_USD')).toBe('3.50');
+    expect(chosenBy(config, 'CHALK_BUDGET_USD')).toBe(
+      'the repository asked $500.00 a call, held to CHALK_CEILING_BUDGET_USD (environment)',
+    );
+    expect(warnings).toEqual([
+      "ignoring CHALK_CEILING_SANDBOX_MEM_MB in .chalk/config: only this machine's environment sets it",
+    ]);
+  });
+
+  test('a bad value is refused as it is, never held; a bad ceiling names the ceiling', () => {
+    expect(() => loadConfig({ root: repoWith('CHALK_SANDBOX_MEM_MB=lots\n'), env: {}, warn: () => {} })).toThrow(
+      "CHALK_SANDBOX_MEM_MB must be a positive whole number of MiB (got 'lots') [from .chalk/config]",
+    );
+    expect(() => loadConfig({ root: null, env: { CHALK_CEILING_RUBRIC_TIMEOUT: '0' } })).toThrow(
+      "CHALK_CEILING_RUBRIC_TIMEOUT must be a positive whole number of seconds (got '0') [from the environment]",
+    );
+  });
+
+  test("the repository's image is never used: said once, at the start", () => {
+    const warnings: string[] = [];
+    const root = repoWith('CHALK_IMAGE=attacker/image:latest\n');
+    const config = loadConfig({ root, env: {}, warn: (l) => warnings.push(l) });
+    expect(config.str('CHALK_IMAGE')).toBe('chalk-sandbox:local');
+    expect(warnings).toEqual(["ignoring CHALK_IMAGE in .chalk/config: only this machine's environment sets it"]);
+    expect(proposedLine(config, 'CHALK_IMAGE')).toBe(
+      "the repository's .chalk/config asks for CHALK_IMAGE=attacker/image:latest, which only this machine's environment sets: not used",
+    );
+    expect(proposedLine(loadConfig({ root: null, env: { CHALK_IMAGE: 'mine:1' } }), 'CHALK_IMAGE')).toBeNull();
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { CallDeadline } from '../../plugins/decider-http/deadline.js';
+import { CallDeadline } from '../../core/decider-client/deadline.js';
 
 afterEach(() => {
   vi.useRealTimers();

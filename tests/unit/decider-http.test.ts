@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { HttpDecider } from '../../core/decider-client/client.js';
 import type { DecisionRecord } from '../../core/decision/record.js';
 import { DecisionRuntime } from '../../core/decision/runtime.js';
 import { isLocalUrl, readTrusted, trust, untrust, untrustedReason } from '../../core/decision/trust.js';
 import type { DeciderEntry } from '../../core/protocol/entry.js';
 import { choice, decisionRequest, noul } from '../../core/protocol/questions.js';
-import { HttpDecider } from '../../plugins/decider-http/client.js';
 import { answerAll, FakeDecider, type Script } from '../fakes/decider-server.js';
 
 const TOKEN = 'TOKEN-CANARY-91c2';

@@ -5,10 +5,10 @@ import { loadConfig } from '../../core/config/config.js';
 import { pluginKeyTable } from '../../core/config/table.js';
 import { bootKernel } from '../../core/kernel/boot.js';
 import { Tokens } from '../../core/kernel/tokens.js';
-import { localDeciderPaths } from '../../core/layout.js';
 import type { Log } from '../../core/ports/log.js';
 import { BUILTIN_PLUGINS, BUILTINS } from '../../plugins/builtin.js';
 import { localDeciderCheck, localIsBound } from '../../plugins/decider-local/index.js';
+import { localDeciderPaths } from '../../plugins/decider-local/paths.js';
 import { describeRunning, localStatusPart } from '../../plugins/decider-local/status.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -111,7 +111,7 @@ describe('the local decider plugin', () => {
     expect((await localStatusPart(config, env).read())?.json).toMatchObject({ medianMs: null, slow: true });
   });
 
-  it('at a sandbox start with too few lessons for rerank, a run says the first failing loop starts it', async () => {
+  it('at the start of a run (runStart) with too few lessons for rerank, a run says the first failing loop starts it', async () => {
     vi.stubEnv('XDG_STATE_HOME', tempDir());
     const file = localDeciderPaths().installed;
     mkdirSync(join(file, '..'), { recursive: true });
@@ -132,7 +132,7 @@ describe('the local decider plugin', () => {
         },
       } as never,
     });
-    await kernel.hooks.beforeSandboxStart.promise({ ticket: 'T-1', repo: 'acme-1234', image: '', env: {} });
+    await kernel.hooks.runStart.promise({ ticket: 'T-1', repo: 'acme-1234', runId: 'T-1-1700000000', resumed: false });
     expect(asked).toEqual(['acme-1234']);
     expect(said).toContain(
       "the local decider will start once a loop fails its rubric (rerank needs CHALK_DECIDER_MIN_LESSONS=30 resolved lessons; this repository's loops can be given 2)",

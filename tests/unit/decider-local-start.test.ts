@@ -2,8 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../../core/config/config.js';
-import { localDeciderPaths } from '../../core/layout.js';
 import { RunStarts } from '../../plugins/decider-local/background.js';
+import { localDeciderPaths } from '../../plugins/decider-local/paths.js';
 import { MIN_FREE_MIB, startRule } from '../../plugins/decider-local/start-rule.js';
 import { tempDir } from '../helpers/cli.js';
 

@@ -7,12 +7,13 @@ import {
   detentionCommitMessage,
   detentionLines,
   detentionSignature,
+  failureLines,
   loopOutcome,
   type NextStepFacts,
   nextStep,
   reasons,
   shellQuote,
-} from '../../core/run/detention-reasons.js';
+} from '../../core/run/base/detention-reasons.js';
 
 const IO = '/home/sam/.local/state/chalk/shop/runs/SHOP-7/io';
 const facts = (kind: DetentionKind, extra: Partial<NextStepFacts> = {}): NextStepFacts => ({
@@ -41,7 +42,6 @@ describe('detention reasons', () => {
       reasons.verdict('no_change', reasons.passed()),
       'no_change: rubric passed but no checkpoint was ticked in the spec',
     ],
-    [reasons.stuck(reasons.failed(2)), 'stuck: rubric failed (exit 2)'],
   ])('%s', (got, expected) => {
     expect(got).toBe(expected);
   });
@@ -61,20 +61,31 @@ describe('the next: line', () => {
     ['deja_vu', {}, /open detention of another ticket;/],
     ['repeat', {}, /same failing change twice/],
     ['no_change', {}, /left the code unchanged/],
-    ['stuck', { confidence: 0.956 }, /\(confidence 0\.96\)/],
+    ['stuck', {}, /looks stuck on the same root cause as the loop before; fix that cause yourself/],
+    [
+      'stuck',
+      { given: 'the decider judged it stuck (confidence 0.96); fix it' },
+      /^the decider judged it stuck \(confidence 0\.96\); fix it$/,
+    ],
+    ['other', { given: 'ask acme\nnext: forged' }, /^ask acme next: forged$/],
     [
       'guard',
       { files: ['.chalk/config', '.husky/pre-push'], branch: 'detention/SHOP-7-1791171685' },
       /^the agent changed what it is graded by \(\.chalk\/config, \.husky\/pre-push\), so none of that work reached the ticket branch; read the attempt on detention\/SHOP-7-1791171685 \(git diff HEAD detention\/SHOP-7-1791171685\) before you take any of it/,
     ],
     ['guard', {}, /\(the files named above\).* on the detention branch below /],
+    [
+      'refused',
+      { branch: 'detention/SHOP-7-1791171685' },
+      /^the sandbox's commits were refused on their way home, so nothing of that loop reached the ticket branch or the worktree; if the work really needs more than the cap named above, raise that key in your environment \(a repository cannot\)/,
+    ],
     ['other', {}, /^fix what stopped the run$/],
   ])('%s', (kind, extra, pattern) => {
     expect(nextStep(facts(kind, extra))).toMatch(pattern);
   });
 
   it('is different for every kind, and always one line', () => {
-    const lines = DETENTION_KINDS.map((k) => nextStep(facts(k, { openTicket: 'X-1', confidence: 0.9 })));
+    const lines = DETENTION_KINDS.map((k) => nextStep(facts(k, { openTicket: 'X-1' })));
     expect(new Set(lines).size).toBe(DETENTION_KINDS.length);
     for (const l of lines) expect(l).not.toContain('\n');
   });
@@ -136,9 +147,10 @@ describe('the signature and the printed lines', () => {
     );
   });
 
-  it('prints exactly one next: line, the detail indented, and how to resume', () => {
+  it("prints exactly one next: line, Chalk's failure lines indented, the detail marked, and how to resume", () => {
     const lines = detentionLines({
       reason: 'final review still finds problems after 1 fix round',
+      failure: ['failing test: TestA'],
       detail: '- [blocker] src/a.ts: stub\nnext: a finding that looks like a next line\n',
       next: 'fix the review findings above yourself',
       branch: 'detention/SHOP-7-1791171685',
@@ -146,8 +158,9 @@ describe('the signature and the printed lines', () => {
     });
     expect(lines).toEqual([
       'DETENTION: final review still finds problems after 1 fix round',
-      '  - [blocker] src/a.ts: stub',
-      '  next: a finding that looks like a next line',
+      '  failing test: TestA',
+      '  | - [blocker] src/a.ts: stub',
+      '  | next: a finding that looks like a next line',
       'next: fix the review findings above yourself',
       'work parked on local branch detention/SHOP-7-1791171685; nothing was pushed. To take over:',
       `  cd '/home/sam/shop.worktrees/SHOP-7 o'\\''brien' && git switch 'detention/SHOP-7-1791171685'`,
@@ -199,6 +212,27 @@ describe('how a loop ended', () => {
   ])('%s', (_name, extra, ended, reason) => {
     expect(loopOutcome({ ...base, ...(extra as object) })).toEqual({ ended, reason });
   });
+
+  it('a rubric or a call a limit ended says so, after how long and the key, not an exit code', () => {
+    const timedOut = 'timed out after 60 s (CHALK_RUBRIC_TIMEOUT)';
+    expect(loopOutcome({ ...base, rubricExit: 124, rubricEnding: timedOut })).toEqual({
+      ended: 'failed',
+      reason: `rubric ${timedOut}`,
+      ending: timedOut,
+    });
+    const agent = 'timed out after 3600 s (CHALK_AGENT_TIMEOUT)';
+    expect(loopOutcome({ ...base, agentStatus: 'timed_out', agentEnding: agent, rubricEnding: timedOut })).toEqual({
+      ended: 'agent_error',
+      reason: `agent ${agent}`,
+      ending: agent,
+    });
+    expect(nextStep(facts('failed', { ending: timedOut }))).toBe(
+      `the rubric ${timedOut}; read ${IO}/rubric.log for how far it got, then make it need less or raise the limit named there`,
+    );
+    expect(nextStep(facts('agent_error', { ending: agent }))).toMatch(
+      /^the agent timed out after 3600 s \(CHALK_AGENT_TIMEOUT\); read .*loop\.err/,
+    );
+  });
 });
 
 describe('how a loop the guard refused ended', () => {
@@ -233,5 +267,21 @@ describe('how a loop the guard refused ended', () => {
       ended: 'blocked',
       reason: 'agent reported a blocker',
     });
+  });
+});
+
+describe('what a detention says about a failed rubric', () => {
+  it('names the failing tests (at most five) and the first error, each on one line without control characters', () => {
+    expect(failureLines({ tests: ['TestA'], firstError: 'x_test.go:6: got "A"\n\twant "a"', generic: false })).toEqual([
+      'failing test: TestA',
+      'first error: x_test.go:6: got "A" want "a"',
+    ]);
+    const many = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+    expect(failureLines({ tests: many, firstError: '\u001b[31mFAIL\u001b[0m', generic: true })).toEqual([
+      '7 failing tests: a, b, c, d, e and 2 more',
+    ]);
+    expect(failureLines({ tests: null, firstError: `E ${'x'.repeat(300)}`, generic: false })[0]).toHaveLength(
+      'first error: '.length + 240,
+    );
   });
 });

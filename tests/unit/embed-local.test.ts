@@ -8,8 +8,8 @@ import {
 import type { Embedder } from '../../core/ports/embedder.js';
 import type { LessonResolve, Store } from '../../core/ports/store.js';
 import { benchState, median } from '../../plugins/decider-local/bench.js';
-import { readEmbedRequest } from '../../plugins/embed-local/service.js';
-import { EmbeddingRefused, normalise, readEmbeddings, vectorLength } from '../../plugins/embed-local/wire.js';
+import { readEmbedRequest } from '../../plugins/decider-local/embed/service.js';
+import { EmbeddingRefused, normalise, readEmbeddings, vectorLength } from '../../plugins/decider-local/embed/wire.js';
 
 const unit = (seed: number, dims = 384) => normalise(Array.from({ length: dims }, (_, i) => Math.sin(seed + i)));
 const body = (vectors: number[][], index = true) =>

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { committedUsd, mayStart, worstCaseCalls, worstCaseRunUsd } from '../../core/fleet/budget.js';
-import { maxParallel } from '../../core/fleet/parallel.js';
+import { heldParallel, maxParallel } from '../../core/fleet/parallel.js';
 import { confirmed, planProblems, specFromWorkstream, validatePlan } from '../../core/fleet/plan.js';
 import { schedule, type WorkstreamState, workstreamState } from '../../core/fleet/schedule.js';
-import { mayCallAgain } from '../../core/run/fleet-budget.js';
+import { unfinishedLine } from '../../core/fleet/status.js';
+import { mayCallAgain } from '../../core/run/loop/fleet-budget.js';
 import { checkpoints } from '../../core/spec/checkpoints.js';
 
 const facts = { epic: 'EPIC-1', branches: new Map<string, string | null>() };
@@ -124,6 +125,14 @@ describe('CHALK_MAX_PARALLEL', () => {
     expect(maxParallel('auto', null)).toEqual({ value: 4, how: 'auto: the engine could not be asked, so 4' });
     expect(maxParallel('6', engine(2, 2000))).toEqual({ value: 6, how: 'CHALK_MAX_PARALLEL=6' });
   });
+  it("a repository's number is held to this machine's ceiling (auto by default); below it, it stands", () => {
+    expect(heldParallel('50', 'auto', engine(12, 8217))).toEqual({
+      value: 3,
+      how: 'the repository asked CHALK_MAX_PARALLEL=50, held to CHALK_CEILING_MAX_PARALLEL=auto (auto: min(8, 12 CPUs / 2 = 6, (8217 MiB - 1024) / 2048 MiB = 3))',
+    });
+    expect(heldParallel('2', 'auto', engine(12, 8217))).toEqual({ value: 2, how: 'CHALK_MAX_PARALLEL=2' });
+    expect(heldParallel('9', '6', null).value).toBe(6);
+  });
   it('says how it was found', () => {
     expect(maxParallel('auto', engine(12, 8217)).how).toBe(
       'auto: min(8, 12 CPUs / 2 = 6, (8217 MiB - 1024) / 2048 MiB = 3)',
@@ -241,5 +250,23 @@ describe("a workstream's state", () => {
     expect(workstreamState({ ...f, started: true })).toBe('stopped');
     expect(workstreamState({ ...f, runCommits: true })).toBe('stopped');
     expect(workstreamState({ ...f, recorded: 'stopped' })).toBe('stopped');
+  });
+});
+
+describe("chalk fleet's exit: every workstream at a request, or a line naming the rest", () => {
+  const ws = (ticket: string, state: WorkstreamState) => ({ ticket, state });
+  it('is null when each is submitted or ready', () => {
+    expect(
+      unfinishedLine({ epic: 'E-1', workstreams: [ws('E-2', 'submitted'), ws('E-3', 'ready')] } as never),
+    ).toBeNull();
+  });
+  it('names each of the rest with its state, in plan order', () => {
+    const line = unfinishedLine({
+      epic: 'E-1',
+      workstreams: [ws('E-2', 'detained'), ws('E-3', 'submitted'), ws('E-4', 'queued')],
+    } as never);
+    expect(line).toBe(
+      'fleet E-1: 1 of 3 workstreams got to a request; E-2 detained, E-4 queued (chalk fleet E-1 --status)',
+    );
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { loadConfig } from '../../core/config/config.js';
-import { createHooks, type PromptContext } from '../../core/kernel/hooks.js';
+import { createHooks, type PromptContext, type VerdictEvent } from '../../core/kernel/hooks.js';
 import { Kernel } from '../../core/kernel/kernel.js';
 import { Tokens } from '../../core/kernel/tokens.js';
 import type { Log } from '../../core/ports/log.js';
@@ -45,7 +45,14 @@ describe('observer hooks never fail a run', () => {
     hooks.onDetain.tapPromise('last', async () => {
       seen.push('last');
     });
-    await hooks.onDetain.promise({ ticket: 'T-1', reason: 'r', branch: null, lessonId: null, next: 'n' });
+    await hooks.onDetain.promise({
+      ticket: 'T-1',
+      kind: 'failed',
+      reason: 'r',
+      branch: 'detention/T-1-1',
+      lessonId: null,
+      next: 'n',
+    });
     expect(seen).toEqual(['first', 'last']);
     expect(log.lines).toEqual([
       'warn plugin broken: onDetain tap failed and was skipped: disk full',
@@ -72,7 +79,21 @@ describe('observer hooks never fail a run', () => {
 });
 
 describe('deciding hooks fail closed', () => {
-  const verdict = { ticket: 'T-1', loop: 2, verdict: 'spinning', rulesMode: 'shadow' };
+  const verdict: VerdictEvent = {
+    ticket: 'T-1',
+    loop: 2,
+    verdict: 'spinning',
+    rulesMode: 'shadow',
+    ended: 'failed',
+    reason: 'rubric failed (exit 1)',
+    repo: 'shop',
+    runId: 'T-1-1700000000',
+    callId: null,
+    mode: 'retry',
+    budget: { deadline: () => 0, left: () => 0, minCallMs: 0 },
+    diffstat: async () => null,
+    decisionsFile: '/dev/null',
+  };
 
   test('a tap asking to stop is attributed to its plugin', async () => {
     const hooks = createHooks(memoryLog());

@@ -1,20 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { runPaths } from '../../core/layout.js';
 import { ticketFromBranch } from '../../core/repo/git.js';
-import { detentionBranch, epochBranch } from '../../core/run/detention-reasons.js';
+import { detentionBranch, epochBranch } from '../../core/run/base/detention-reasons.js';
+import { openCheckpointsRefusal, sealRefusal } from '../../core/run/endings/submit.js';
 import {
   cleanLesson,
   describeFix,
   distillStatus,
   FIX_DIFF_LINES,
   findDetentionCommit,
+  gradingToRestore,
   interpretDistill,
   LESSON_MAX_CHARS,
   lessonLine,
   noteRefusal,
   officeHoursBranchRefusal,
-} from '../../core/run/office-hours-rules.js';
-import { openCheckpointsRefusal } from '../../core/run/submit.js';
+} from '../../core/run/office-hours/office-hours-rules.js';
 import { tutoringKeepReason } from '../../core/setup/cleanup.js';
 
 describe('the fix as the distiller is told it', () => {
@@ -160,5 +161,26 @@ describe('branches and refusals', () => {
     expect(tutoringKeepReason({ merged: false, pushed: false, base: 'trunk' })).toBe(
       'not merged into trunk and not pushed',
     );
+  });
+});
+
+describe("office hours' guard and the seal", () => {
+  it('puts back what the attempt changed unless the person changed it too, each path once', () => {
+    expect(
+      gradingToRestore({
+        attempt: ['.chalk/config', '.github/workflows/chalk.yml', 'specs/A-1.md', '.chalk/config'],
+        person: ['greet.sh', '.github/workflows/chalk.yml'],
+      }),
+    ).toEqual({ restore: ['.chalk/config', 'specs/A-1.md'], kept: ['.github/workflows/chalk.yml'] });
+    expect(gradingToRestore({ attempt: [], person: ['x'] })).toEqual({ restore: [], kept: [] });
+  });
+
+  it('chalk submit takes only the commit the rubric and the review saw', () => {
+    const head = 'a'.repeat(40);
+    expect(sealRefusal('chalk/A-1', head, head)).toBeNull();
+    expect(sealRefusal('chalk/A-1', head, null)).toMatch(
+      /^no green rubric and review saw chalk\/A-1 as it is \(aaaaaaaaaaaa\); run chalk run/,
+    );
+    expect(sealRefusal('chalk/A-1', head, 'b'.repeat(40))).not.toBeNull();
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runPaths } from '../../core/layout.js';
 import { aliveSince, bootId, livePid, pidFileBoot, pidFileText, readPid } from '../../core/process/pid.js';
-import { refuseLiveRun } from '../../core/run/claim.js';
+import { refuseLiveRun } from '../../core/run/base/claim.js';
 
 const file = (text: string) => {
   const f = join(mkdtempSync(join(tmpdir(), 'chalk-pid-')), 'pid');

@@ -1,16 +1,17 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { CommandClass } from 'clipanion';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { COMMANDS, findCommand, pluginCommands, usageText } from '../../cli/registry.js';
-import { ConfigError, loadConfig, resetConfigWarnings } from '../../core/config/config.js';
+import { type Config, ConfigError, loadConfig, resetConfigWarnings } from '../../core/config/config.js';
 import { KEYS } from '../../core/config/keys.js';
 import { got, machineKey, repoKey } from '../../core/config/schemas.js';
 import { keyTable, pluginKeyTable } from '../../core/config/table.js';
 import { configTemplate } from '../../core/config/template.js';
 import { selectDecider } from '../../core/decision/select.js';
 import { bootKernel } from '../../core/kernel/boot.js';
-import type { Plugin } from '../../core/kernel/kernel.js';
+import type { Offer, OfferDeclaration, Plugin, PluginCommand, PluginCommandContext } from '../../core/kernel/kernel.js';
 import { Tokens } from '../../core/kernel/tokens.js';
 import type { Forge } from '../../core/ports/forge.js';
 import type { Log } from '../../core/ports/log.js';
@@ -91,7 +92,7 @@ describe("a plugin's configuration keys", () => {
     const config = loadConfig({ root, env: {}, keys: TABLE, warn: (l) => warnings.push(l) });
     expect(config.entry('ACME_REGION')).toMatchObject({ raw: 'us', source: 'file' });
     expect(config.entry('ACME_TOKEN')).toMatchObject({ raw: '', source: 'default' });
-    expect(warnings).toEqual(['ignoring unknown key in .chalk/config: ACME_TOKEN']);
+    expect(warnings).toEqual(["ignoring ACME_TOKEN in .chalk/config: only this machine's environment sets it"]);
   });
 
   test('a secret one is masked', () => {
@@ -103,7 +104,9 @@ describe("a plugin's configuration keys", () => {
   test('a repository key is in the init template, under its plugin; a machine key is not', () => {
     const text = configTemplate(TABLE);
     expect(text).toContain('# --- plugin acme ---\n\n# Where acme opens requests\n# ACME_REGION=eu\n');
-    expect(text).toContain('# CHALK_IMAGE=chalk-sandbox:local');
+    expect(text).toContain('# CHALK_SANDBOX_MEM_MB=2048');
+    // The image is this machine's choice: not in a repository's template.
+    expect(text).not.toContain('CHALK_IMAGE');
     expect(text).not.toContain('ACME_TOKEN');
     const root = repoWith(text);
     const warnings: string[] = [];
@@ -211,23 +214,31 @@ describe('selection by name', () => {
   });
 });
 
-describe('the decider rule (core/decision/select.ts)', () => {
-  const rule = (env: Record<string, string>, offered: string[]) =>
-    selectDecider(loadConfig({ root: null, env }), offered);
+describe('the decider rule (core/decision/select.ts): what the offers declare', () => {
+  // The declarations decider-http and decider-local make; core names neither.
+  const hosted: Offer = { name: 'hosted', auto: () => true };
+  const local: Offer = { name: 'local', auto: (c) => c.str('CHALK_DECIDER_URL').startsWith('http://localhost') };
+  const rule = (env: Record<string, string>, offers: Offer[]) => selectDecider(loadConfig({ root: null, env }), offers);
 
-  test('a loopback CHALK_DECIDER_URL picks local when a local decider is offered', () => {
-    expect(rule({}, ['hosted', 'local'])).toBe('local');
-    expect(rule({ CHALK_DECIDER_URL: 'http://localhost:9000' }, ['hosted', 'local'])).toBe('local');
-    expect(rule({ CHALK_DECIDER_URL: 'http://[::1]:9000' }, ['local', 'hosted'])).toBe('local');
+  test('auto binds the last-offered decider whose declaration fits', () => {
+    expect(rule({ CHALK_DECIDER_URL: 'http://localhost:9000' }, [hosted, local])).toBe('local');
+    expect(rule({ CHALK_DECIDER_URL: 'https://decider.example.com' }, [hosted, local])).toBe('hosted');
+    expect(rule({ CHALK_DECIDER_URL: 'http://localhost:9000' }, [local, hosted])).toBe('hosted');
   });
-  test('anything else is hosted', () => {
-    expect(rule({}, ['hosted'])).toBe('hosted');
-    expect(rule({ CHALK_DECIDER_URL: 'https://decider.example.com' }, ['hosted', 'local'])).toBe('hosted');
-    expect(rule({ CHALK_DECIDER_URL: 'http://10.0.0.5:8471' }, ['local', 'hosted'])).toBe('hosted');
+  test('an offer that declares nothing is never chosen by auto, only by name', () => {
+    expect(rule({}, [hosted, { name: 'acme' }])).toBe('hosted');
+    expect(rule({}, [{ name: 'acme' }])).toBeNull();
+    expect(rule({ CHALK_DECIDER_PROVIDER: 'acme' }, [hosted, local, { name: 'acme' }])).toBe('acme');
   });
-  test('CHALK_DECIDER_PROVIDER names a third party, whatever the URL; auto with nothing offered binds nothing', () => {
-    expect(rule({ CHALK_DECIDER_PROVIDER: 'acme' }, ['hosted', 'local', 'acme'])).toBe('acme');
+  test('auto with nothing offered binds nothing', () => {
     expect(rule({}, [])).toBeNull();
+  });
+  test('through the kernel: a loopback URL picks local only once decider-local offers it', async () => {
+    const config = loadConfig({ root: null, env: {}, keys: pluginKeyTable(BUILTINS) });
+    const kernel = await bootKernel({ config, log: quietLog(), builtins: BUILTIN_PLUGINS });
+    // The default URL is on this machine, but nothing is installed here: decider-local offers nothing.
+    expect(kernel.offered('Decider')).toEqual(['hosted']);
+    expect(kernel.selected.get('Decider')).toBe('hosted');
   });
   test('through the kernel: the hosted decider is bound by core, a named one missing fails the boot', async () => {
     const config = (env: Record<string, string>) => loadConfig({ root: null, env, keys: pluginKeyTable(BUILTINS) });
@@ -249,24 +260,25 @@ describe('the decider rule, through the kernel with test plugins offering decide
       throw new Error('not asked');
     },
   });
-  const offering = (name: string, offer: string): Plugin => ({
+  const offering = (name: string, offer: string, auto?: OfferDeclaration['auto']): Plugin => ({
     name,
     register(kernel) {
-      kernel.offer('Decider', offer, { useValue: fakeDecider(name) });
+      kernel.offer('Decider', offer, { useValue: fakeDecider(name) }, auto ? { auto } : {});
     },
   });
+  const onThisMachine = (c: Config) => c.str('CHALK_DECIDER_URL').startsWith('http://127.0.0.1');
   const boot = (env: Record<string, string>) =>
     bootKernel({
       config: loadConfig({ root: null, env, keys: pluginKeyTable(BUILTINS) }),
       log: quietLog(),
       builtins: [
         ...BUILTIN_PLUGINS,
-        async () => offering('local-test', 'local'),
+        async () => offering('local-test', 'local', onThisMachine),
         async () => offering('acme-test', 'acme'),
       ],
     });
 
-  test('a loopback URL with a local decider offered binds local; anything else binds hosted', async () => {
+  test('auto binds the offer that declares it fits (a loopback URL: local); else the hosted one', async () => {
     const local = await boot({ CHALK_DECIDER_URL: 'http://127.0.0.1:8471' });
     expect(local.selected.get('Decider')).toBe('local');
     expect(local.resolve(Tokens.Decider).name).toBe('local-test');
@@ -284,7 +296,11 @@ describe('the decider rule, through the kernel with test plugins offering decide
 
 describe("a plugin's commands (cli/registry.ts)", () => {
   const clipanion = () => import('clipanion');
-  const hello = { path: ['acme', 'hello'], usage: 'chalk acme hello [NAME]', load: async () => COMMANDS[0]!.load() };
+  const hello: PluginCommand = {
+    path: ['acme', 'hello'],
+    usage: 'chalk acme hello [NAME]',
+    load: async () => (await COMMANDS[0]!.load()) as CommandClass<PluginCommandContext>,
+  };
 
   test('are found by their words after no built-in matched, and shown in help under their plugin', () => {
     const entries = pluginCommands([{ name: 'acme', commands: [hello] }], clipanion);

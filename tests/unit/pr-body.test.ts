@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createHooks } from '../../core/kernel/hooks.js';
 import type { Log } from '../../core/ports/log.js';
-import { buildPrBody, inlineCode, type PrBodyInput, prBody, requestTitle } from '../../core/run/pr-body.js';
+import { buildPrBody, inlineCode, type PrBodyInput, prBody, requestTitle } from '../../core/run/endings/pr-body.js';
 
 const input = (extra: Partial<PrBodyInput> = {}): PrBodyInput => ({
   ticket: 'SHOP-7',
@@ -26,7 +26,7 @@ describe('the request body', () => {
         '- Agent cost: $0.46',
         '- Human interventions (office hours): 1',
         '- Rubric: `npm test` passed in the sandbox',
-        '- Review before submission: Adds a limiter with tests. No problems found.',
+        "- Review before submission, in the reviewing agent's words: `Adds a limiter with tests. No problems found.`",
         '',
         'An agent wrote this change. Review the diff as carefully as you would any other.',
         '',
@@ -43,11 +43,24 @@ describe('the request body', () => {
     expect(body).toContain('- Rubric: `npm test` passed in the sandbox\n\nAn agent wrote');
   });
 
-  it('keeps a multi-paragraph review inside its list item', () => {
-    const body = prBody(input({ reviewSummary: 'First paragraph.\n\nSecond paragraph,\nwrapped.\n' }));
+  it('under CHALK_BASELINE=known names the failures there before, as code, at most 20', () => {
+    const before = Array.from({ length: 22 }, (_, i) => `tests/t.py::test_${i}`);
+    const body = prBody(input({ baselineFailures: ['tests/t.py::test_`x`', ...before.slice(1)] }));
     expect(body).toContain(
-      '- Review before submission: First paragraph.\n\n  Second paragraph,\n  wrapped.\n\nAn agent',
+      '- Rubric: `npm test` adds no failing test in the sandbox. Failing before this change, on the base branch (CHALK_BASELINE=known): `` tests/t.py::test_`x` ``, `tests/t.py::test_1`,',
     );
+    expect(body).toContain('`tests/t.py::test_19` and 2 more\n');
+    expect(body).not.toContain('test_20`');
+  });
+
+  it('shows the review as one line of inert text in a code span, whatever it holds', () => {
+    const body = prBody(
+      input({ reviewSummary: 'First paragraph.\n\nSecond `x` paragraph,\n## Sign-off\n@team <img src=x>' }),
+    );
+    expect(body).toContain(
+      "- Review before submission, in the reviewing agent's words: ``First paragraph. Second `x` paragraph, ## Sign-off @team <img src=x>``\n\nAn agent",
+    );
+    expect(prBody(input({ reviewSummary: 'x'.repeat(5000) }))).toContain(`\`${'x'.repeat(1999)}…\``);
   });
 
   it('formats cost and counts', () => {
@@ -94,6 +107,27 @@ describe('the prBody hook', () => {
     expect(body.startsWith('## Chalk run summary\n')).toBe(true);
     expect(body.endsWith('any other.\n\nTicket: SHOP-7, 3 loops\n')).toBe(true);
     expect(warnings.some((w) => w.includes('broken'))).toBe(true);
+  });
+
+  it("gives taps the run's numbers, never the model's raw text", async () => {
+    const hooks = createHooks(log);
+    let seen: unknown;
+    hooks.prBody.tapPromise('reads', async (body, ctx) => {
+      seen = ctx;
+      return body;
+    });
+    await buildPrBody(hooks, input({ reviewSummary: '@team <img src=https://evil.example/p.gif>' }));
+    // Everything the body was built from but the review's words; read-only.
+    expect(seen).toEqual({
+      ticket: 'SHOP-7',
+      loops: 3,
+      costUsd: 0.4567,
+      specPath: 'specs/SHOP-7.md',
+      checkpoints: 2,
+      humanInterventions: 1,
+      rubricCommand: 'npm test',
+    });
+    expect(Object.isFrozen(seen)).toBe(true);
   });
 
   it('is the built body when nothing taps it', async () => {

@@ -21,7 +21,7 @@ import {
   promptSetHash,
   readTextbook,
   renderLoopPrompt,
-} from '../../core/run/prompt.js';
+} from '../../core/run/base/prompt.js';
 import { CALL_PROMPTS } from '../../core/setup/prompts.js';
 
 const shipped = (name: string) => readFileSync(join(SHARE_DIR, 'prompts', `${name}.md`), 'utf8');

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/config.js';
 import { UserError } from '../../core/errors.js';
 import { readRepoFile } from '../../core/fs/repo-file.js';
-import { loadPrompt, readTextbook } from '../../core/run/prompt.js';
+import { loadPrompt, readTextbook } from '../../core/run/base/prompt.js';
 
 let root: string;
 let outside: string;
@@ -164,9 +164,7 @@ describe('the readers that use it', () => {
     mkdirSync(join(root, '.chalk'));
     writeFileSync(join(outside, 'config'), 'CHALK_TEST_CMD=npm test\n');
     symlinkSync(join(outside, 'config'), join(root, '.chalk', 'config'));
-    expect(refusal(() => loadConfig({ root, env: {} }))).toMatch(
-      /^\.chalk\/config: \.chalk\/config is a symbolic link/,
-    );
+    expect(refusal(() => loadConfig({ root, env: {} }))).toMatch(/^\.chalk\/config is a symbolic link/);
     rmSync(join(root, '.chalk', 'config'));
     execFileSync('mkfifo', [join(root, '.chalk', 'config')]);
     expect(refusal(() => loadConfig({ root, env: {} }))).toBe(

@@ -82,3 +82,43 @@ describe('may it act yet? (the calibration gate)', () => {
     expect(gates[0]?.threshold).toBe(0.9);
   });
 });
+
+describe('the suggested threshold in one sweep', () => {
+  /** mulberry32, so the generated answers are the same every run. */
+  const random = (seed: number) => () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+
+  it('is the lowest level at which gateAt passes, on generated answers with repeats, ties and records', () => {
+    const rnd = random(9);
+    let passing = 0;
+    for (let round = 0; round < 60; round++) {
+      const right = 0.75 + rnd() * 0.25;
+      const answers = Array.from({ length: 20 + Math.floor(rnd() * 200) }, () =>
+        a({
+          run: `r${Math.floor(rnd() * 40)}`,
+          mode: rnd() < 0.8 ? 'shadow' : 'on',
+          answer: rnd() < 0.8 ? 'yes' : 'no',
+          // Three decimals over a narrow range: many answers share a confidence.
+          confidence: Math.round((0.8 + rnd() * 0.2) * 1000) / 1000,
+          laterProgress: rnd() > right,
+          detained: rnd() < 0.9,
+        }),
+      );
+      const levels = [
+        ...new Set(answers.filter((x) => x.mode === 'shadow' && x.answer === 'yes').map((x) => x.confidence)),
+      ];
+      levels.sort((x, y) => x - y);
+      const want = levels.find((t) => gateAt(answers, t).passes) ?? null;
+      const [gate] = calibrationGate(answers, 0.9);
+      expect(gate?.suggested, `round ${round}`).toBe(want);
+      if (want !== null) passing++;
+    }
+    // Some rounds pass somewhere and some never do.
+    expect(passing).toBeGreaterThan(5);
+    expect(passing).toBeLessThan(55);
+  });
+});

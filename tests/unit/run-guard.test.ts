@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { type GuardInput, guardLoop, hostKey, onlyTicked, REASON_NAMES, showPath } from '../../core/run/guard.js';
-import { CI_GATE_FILES } from '../../core/setup/gate-files.js';
+import { forgeGuardedPaths } from '../../core/forge/select.js';
+import { type GuardInput, guardLoop, hostKey, onlyTicked, REASON_NAMES, showPath } from '../../core/run/base/guard.js';
+import { githubForge } from '../../plugins/forge-github/index.js';
+import { gitlabForge } from '../../plugins/forge-gitlab/index.js';
+
+/** The built-in forges' guarded paths, as depsFromKernel gathers every offered forge's. */
+const FORGE_GUARDED = forgeGuardedPaths([
+  { name: 'github', value: githubForge() },
+  { name: 'gitlab', value: gitlabForge() },
+]);
 
 const SPEC = [
   '# SHOP-7: the cart keeps its items',
@@ -15,7 +23,15 @@ const SPEC = [
 ].join('\n');
 
 const guard = (over: Partial<GuardInput>) =>
-  guardLoop({ changed: [], ticket: 'SHOP-7', specBefore: SPEC, specAfter: SPEC, hooksDirs: [], ...over });
+  guardLoop({
+    changed: [],
+    ticket: 'SHOP-7',
+    specBefore: SPEC,
+    specAfter: SPEC,
+    hooksDirs: [],
+    forgeGuarded: FORGE_GUARDED,
+    ...over,
+  });
 
 /** The spec with line `n` (1-based) replaced. */
 const withLine = (spec: string, n: number, line: string) =>
@@ -82,9 +98,18 @@ describe('what a loop may change', () => {
     });
   });
 
-  it('refuses every CI gate file init writes, from the one list', () => {
-    expect(CI_GATE_FILES).toEqual(['.github/workflows/chalk.yml', '.gitlab/chalk.gitlab-ci.yml', '.gitlab-ci.yml']);
-    for (const path of CI_GATE_FILES) expect(guard({ changed: [path] }).ok).toBe(false);
+  it("refuses every offered forge's guarded paths, the CI gate files init writes among them", () => {
+    expect(FORGE_GUARDED).toEqual(['.github/workflows/chalk.yml', '.gitlab/chalk.gitlab-ci.yml', '.gitlab-ci.yml']);
+    for (const path of FORGE_GUARDED) expect(guard({ changed: [path] }).ok).toBe(false);
+    // A forge's own paths come from the forge: a third party's are refused the same way.
+    expect(guard({ changed: ['.acme/gate.yml'], forgeGuarded: ['.acme/gate.yml'] }).ok).toBe(false);
+    expect(guard({ changed: ['.acme/gate.yml'] }).ok).toBe(true);
+  });
+
+  it('the paths init writes for a forge are ones its guard keeps', () => {
+    for (const forge of [githubForge(), gitlabForge()]) {
+      for (const f of forge.gateFiles?.() ?? []) expect(forge.guardedPaths).toContain(f.path);
+    }
   });
 
   it.each<[string, boolean]>([
@@ -148,6 +173,21 @@ describe('hook directories', () => {
     [[''], 'src/cart.ts', false],
   ])('hooksDirs %j, %s free: %s', (hooksDirs, path, free) => {
     expect(guard({ changed: [path], hooksDirs }).ok).toBe(free);
+  });
+});
+
+describe('git configuration the user includes from the tree', () => {
+  it.each<[string, boolean]>([
+    ['.gitconfig', false],
+    ['.GitConfig', false],
+    ['tools/git.conf', true],
+    ['src/cart.ts', true],
+  ])('configFiles [.gitconfig], %s free: %s', (path, free) => {
+    expect(guard({ changed: [path], configFiles: ['.gitconfig'] }).ok).toBe(free);
+  });
+
+  it('refuses a directory the included file would be found through', () => {
+    expect(guard({ changed: ['config'], configFiles: ['config/git/shared.conf'] }).ok).toBe(false);
   });
 });
 

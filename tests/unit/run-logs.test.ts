@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runPaths } from '../../core/layout.js';
-import { STOPPED_NOTE, showLog } from '../../core/run/logs.js';
-import { runRecord } from '../../core/run/resume.js';
+import { STOPPED_NOTE, showLog } from '../../core/run/commands/logs.js';
+import { runRecord } from '../../core/run/resume/resume.js';
 
 const paths = () => {
   const p = runPaths('shop', 'SHOP-7', { XDG_STATE_HOME: mkdtempSync(join(tmpdir(), 'chalk-logs-')) });

@@ -10,7 +10,7 @@ import {
   LoopState,
   reviewDue,
   startLoop,
-} from '../../core/run/policy.js';
+} from '../../core/run/base/policy.js';
 
 const limits: Limits = { maxLoops: 20, maxRetries: 2, reviewRounds: 1 };
 
@@ -183,5 +183,27 @@ describe('a loop the guard refused', () => {
     expect(f[0]).toBe(refused.reason);
     expect(f.slice(1).join(' ')).toMatch(/Nothing from that loop was committed\. Put those files back/);
     expect(f.slice(1).join(' ')).toMatch(/A second such loop stops the run\.$/);
+  });
+});
+
+describe('a loop whose commits were refused on their way home', () => {
+  const base = { mode: 'continue' as const, agentStatus: 'ok', rubricExit: 0, openBefore: 2, openAfter: 1 };
+  const why = "the sandbox's tree has more than 500000 files: CHALK_HOME_MAX_FILES caps it at 500000";
+
+  it('failed, saying it was refused and why, never blaming the files it is graded by', () => {
+    const ending = classifyLoop({ ...base, refused: why });
+    expect(ending).toEqual({ ended: 'failed', reason: `refused on the way home: ${why}`, refused: true });
+    expect(ending.guarded).toBeUndefined();
+  });
+
+  it('detains at once, as refused, whatever the retries left', () => {
+    const s = new LoopState();
+    const ending = classifyLoop({ ...base, refused: why });
+    expect(afterLoop(s, { ...limits, maxRetries: 9 }, ending)).toEqual({
+      kind: 'refused',
+      reason: `refused on the way home: ${why}`,
+      detail: '',
+    });
+    expect(s.guarded).toBe(0);
   });
 });

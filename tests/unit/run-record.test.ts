@@ -7,11 +7,11 @@ import { fingerprintFailure } from '../../core/fingerprint/fingerprint.js';
 import { runPaths } from '../../core/layout.js';
 import type { Agent, AgentResult } from '../../core/ports/agent.js';
 import { bootId, pidFileBoot, readPid } from '../../core/process/pid.js';
-import { claim, refuseLiveRun } from '../../core/run/claim.js';
-import type { RunContext } from '../../core/run/context.js';
-import type { RunDeps } from '../../core/run/deps.js';
-import { CallTracker, interruptedRecord, trackingAgent } from '../../core/run/interrupt.js';
-import { callRecord } from '../../core/run/record.js';
+import { claim, refuseLiveRun } from '../../core/run/base/claim.js';
+import type { RunContext } from '../../core/run/base/context.js';
+import type { RunDeps } from '../../core/run/base/deps.js';
+import { CallTracker, interruptedRecord, trackingAgent } from '../../core/run/base/interrupt.js';
+import { callRecord } from '../../core/run/base/record.js';
 
 const ctx = { repo: 'shop', ticket: 'SHOP-7', branch: 'chalk/SHOP-7', promptHash: 'abcd1234' } as RunContext;
 
@@ -147,6 +147,7 @@ describe('a call cut short by a signal', () => {
         return result as never;
       },
       modelFor: (kind) => (kind === 'retry' ? 'sonnet-from-the-agent' : 'other'),
+      cannotRun: () => null,
     };
     let t = 1_000;
     const tracked = trackingAgent(agent, tracker, () => t);

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { RunTotals } from '../../core/ports/store.js';
-import { checkRecord, parseRecord, type RunRecord, resumeFrom, resumeLine, runRecord } from '../../core/run/resume.js';
+import {
+  checkRecord,
+  parseRecord,
+  type RunRecord,
+  resumeFrom,
+  resumeLine,
+  runRecord,
+} from '../../core/run/resume/resume.js';
 
 const counts = { loop: 2, failures: 0, guarded: 0, failedReviews: 0 };
 const record = (o: Partial<RunRecord> = {}): RunRecord => ({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { afterFailedReview, type Limits, LoopState, reviewDue } from '../../core/run/policy.js';
-import { noVerdict, reviewOutcome } from '../../core/run/review.js';
+import { afterFailedReview, type Limits, LoopState, reviewDue } from '../../core/run/base/policy.js';
+import { noVerdict, reviewOutcome } from '../../core/run/loop/review.js';
 
 const finding = { severity: 'blocker' as const, file: 'src/cart.ts', issue: 'the total ignores quantities' };
 const answer = (verdict: 'pass' | 'fail', over: object = {}) => ({

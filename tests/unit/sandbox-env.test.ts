@@ -7,6 +7,7 @@ import {
 } from '../../plugins/sandbox-docker/container-config.js';
 import { rewriteLoopback, sandboxEnv } from '../../plugins/sandbox-docker/env.js';
 import { containerName, labelFilter } from '../../plugins/sandbox-docker/names.js';
+import { missingRuntime } from '../../plugins/sandbox-docker/sandbox.js';
 
 describe('sandbox container environment', () => {
   it('rewrites loopback URLs to host.docker.internal and leaves others alone', () => {
@@ -26,17 +27,25 @@ describe('sandbox container environment', () => {
     expect(rewriteLoopback('not a url').rewritten).toBe(false);
   });
 
-  it('gives the agent only the credentials that are set, and the container none, never a forge token', () => {
+  const net = {
+    containerEnv: ['HTTPS_PROXY=http://10.9.0.2:3128', 'NO_PROXY=10.9.0.2,localhost'],
+    agentEnv: { ANTHROPIC_BASE_URL: 'http://10.9.0.2:8080', ANTHROPIC_API_KEY: 'chalk-run-token' },
+  };
+
+  it('gives the agent the gateway and the run token, never a credential of the host, and the container its proxy', () => {
     const env = sandboxEnv(
       {
         ANTHROPIC_API_KEY: 'sk-1',
-        CLAUDE_CODE_OAUTH_TOKEN: '',
+        ANTHROPIC_AUTH_TOKEN: 'gw',
+        CLAUDE_CODE_OAUTH_TOKEN: 'oauth',
+        ANTHROPIC_BASE_URL: 'https://gateway.example.com',
         GH_TOKEN: 'gh',
         GITLAB_TOKEN: 'gl',
         PATH: '/usr/bin',
         HOME: '/root',
       },
       null,
+      net,
       {
         GITHUB_TOKEN: 'x',
         GLAB_TOKEN: 'y',
@@ -47,37 +56,37 @@ describe('sandbox container environment', () => {
         ANTHROPIC_API_KEY: 'from-a-tap',
         OTEL_EXPORTER_OTLP_HEADERS: 'a=b',
         STRIPE_KEY: 'k',
+        HTTPS_PROXY: 'http://evil.example.com:3128',
       },
     );
-    expect(env.container).toEqual(['HOME=/home/chalk', 'LANG_EXTRA=ok']);
-    expect(env.agent).toEqual({ ANTHROPIC_API_KEY: 'sk-1' });
-    expect(env.needsHostAlias).toBe(false);
+    expect(env.container).toEqual([
+      'HOME=/home/chalk',
+      'HTTPS_PROXY=http://10.9.0.2:3128',
+      'NO_PROXY=10.9.0.2,localhost',
+      'LANG_EXTRA=ok',
+    ]);
+    expect(env.agent).toEqual(net.agentEnv);
+    for (const secret of ['sk-1', 'gw', 'oauth', 'gh', 'gl']) expect(JSON.stringify(env)).not.toContain(secret);
   });
 
-  it('maps a loopback gateway and telemetry endpoint to the host, with the signals chosen, for the agent only', () => {
-    const host = {
-      ANTHROPIC_AUTH_TOKEN: 't',
-      ANTHROPIC_BASE_URL: 'http://localhost:4000',
-      OTEL_EXPORTER_OTLP_HEADERS: 'a=b',
-    };
+  it('gives the agent the telemetry endpoint as written, with the signals chosen, and the headers only when told', () => {
+    const host = { OTEL_EXPORTER_OTLP_HEADERS: 'a=b' };
     const telemetry = {
-      endpoint: 'http://127.0.0.1:4317',
-      protocol: 'grpc',
+      endpoint: 'https://otel.example.com:4318',
+      protocol: 'http/protobuf',
       signals: ['traces', 'logs'],
       headers: false,
     };
-    const env = sandboxEnv(host, telemetry);
-    expect(env.needsHostAlias).toBe(true);
-    expect(env.container).toEqual(['HOME=/home/chalk']);
+    const env = sandboxEnv(host, telemetry, net);
     expect(env.agent).toMatchObject({
-      ANTHROPIC_BASE_URL: 'http://host.docker.internal:4000',
-      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://host.docker.internal:4317',
+      ...net.agentEnv,
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example.com:4318',
       OTEL_TRACES_EXPORTER: 'otlp',
       OTEL_METRICS_EXPORTER: 'none',
     });
     // The headers often carry a token: only when CHALK_OTEL_HEADERS says so.
     expect(env.agent.OTEL_EXPORTER_OTLP_HEADERS).toBeUndefined();
-    expect(sandboxEnv(host, { ...telemetry, headers: true }).agent.OTEL_EXPORTER_OTLP_HEADERS).toBe('a=b');
+    expect(sandboxEnv(host, { ...telemetry, headers: true }, net).agent.OTEL_EXPORTER_OTLP_HEADERS).toBe('a=b');
   });
 });
 
@@ -109,13 +118,16 @@ describe('sandbox container shape', () => {
       spec,
       shape: {
         env: ['HOME=/home/chalk'],
-        needsHostAlias: true,
+        network: { name: 'chalk-net-x', dns: '10.9.0.2' },
         user: '1000:1000',
         tmpfsSize: '2g',
         limits: { memoryMb: 1024, cpus: 1.5, pids: 512 },
       },
     });
+    // Only the init and the keeper run as root, with these three; every command runs as `user` (exec.ts).
     expect(o.HostConfig?.CapDrop).toEqual(['ALL']);
+    expect(o.HostConfig?.CapAdd).toEqual(['KILL', 'SETUID', 'SETGID']);
+    expect(o.HostConfig?.LogConfig).toEqual({ Type: 'none', Config: {} });
     expect(o.HostConfig?.SecurityOpt).toEqual(['no-new-privileges']);
     expect(o.HostConfig?.Binds).toEqual([]);
     expect(o.HostConfig?.Mounts).toEqual([]);
@@ -128,17 +140,56 @@ describe('sandbox container shape', () => {
     expect(JSON.stringify(o)).not.toContain('/s/in.bundle');
     expect(o.HostConfig?.Tmpfs?.['/work']).toBe('rw,exec,nosuid,nodev,mode=1777,size=2g');
     expect(o.HostConfig?.Tmpfs?.['/chalk']).toMatch(/mode=0755/);
-    expect(o.HostConfig?.ExtraHosts).toEqual(['host.docker.internal:host-gateway']);
+    expect(o.HostConfig?.NetworkMode).toBe('chalk-net-x');
+    expect(o.HostConfig?.Dns).toEqual(['10.9.0.2']);
+    expect(o.HostConfig?.Sysctls).toEqual({ 'net.ipv6.conf.all.disable_ipv6': '1' });
+    expect(o.HostConfig?.ExtraHosts).toBeUndefined();
+    expect(o.HostConfig?.Runtime).toBeUndefined();
     expect(o.Labels).toEqual({
       'chalk.repo': 'my repo',
       'chalk.ticket': 'PROJ-7',
       'chalk.run': 'PROJ-7-1',
       'chalk.kind': 'run',
     });
-    expect(o.User).toBe('1000:1000');
+    expect(o.User).toBe('0:0');
+    expect(o.Cmd?.slice(0, 2)).toEqual(['sh', '-c']);
+    expect(o.Cmd?.at(-1)).toContain('kill -KILL -1');
   });
 
   it('auto CPUs are half the engine, at least one', () => {
     expect([1, 2, 3, 8, 64].map(autoCpus)).toEqual([1, 1, 1, 4, 32]);
+  });
+});
+
+describe('sandbox runtime', () => {
+  it('is used when the engine has it, and refused in one line naming the setting when it does not', () => {
+    expect(missingRuntime('runsc', ['runc', 'runsc'])).toBeNull();
+    expect(missingRuntime('runsc', ['runc', 'io.containerd.runc.v2'])).toBe(
+      'CHALK_SANDBOX_RUNTIME=runsc, but the Docker engine has no runsc runtime registered (it has runc, io.containerd.runc.v2); register it in /etc/docker/daemon.json ("runtimes") and reload the engine, or set CHALK_SANDBOX_RUNTIME=runc',
+    );
+  });
+
+  it('is asked of the engine for the container, and only when set', () => {
+    const o = runContainerOptions({
+      name: 'n',
+      image: 'img',
+      spec: {
+        repo: 'r',
+        source: '/s',
+        ticket: 'T-1',
+        runId: 'T-1-1',
+        branch: 'chalk/T-1',
+        author: { name: 'A', email: 'a@example.com' },
+      },
+      shape: {
+        env: [],
+        network: { name: 'chalk-net-x', dns: '10.9.0.2' },
+        runtime: 'runsc',
+        user: '1000:1000',
+        tmpfsSize: '1g',
+        limits: { memoryMb: 512, cpus: 1, pids: 64 },
+      },
+    });
+    expect(o.HostConfig?.Runtime).toBe('runsc');
   });
 });

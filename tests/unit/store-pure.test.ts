@@ -84,6 +84,24 @@ describe('connection strings', () => {
   });
 });
 
+describe("pg's import", () => {
+  it("skips pg's Workers probe (no Response is looked up) and leaves no navigator behind", () => {
+    // A fresh node, so pg is imported here for the first time; a Response looked up means the probe ran.
+    const script = `
+      let looked = 0;
+      const real = globalThis.Response;
+      Object.defineProperty(globalThis, 'Response', { configurable: true, get() { looked++; return real; } });
+      const had = 'navigator' in globalThis ? typeof globalThis.navigator : 'absent';
+      const { importPg } = await import(${JSON.stringify(join(import.meta.dirname, '../../dist/core/store/pg-import.js'))});
+      const pg = await importPg();
+      const left = 'navigator' in globalThis ? typeof globalThis.navigator : 'absent';
+      console.log(JSON.stringify({ looked, pool: typeof pg.Pool, same: had === left }));`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual({ looked: 0, pool: 'function', same: true });
+  });
+});
+
 describe('machine-wide start lock', () => {
   const deadPid = () => {
     const r = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);

@@ -126,6 +126,6 @@ describe('ConsoleLog', () => {
     log.info(`agent: ${ESC}[2Jdone\rall good${ESC}]0;owned${BEL}`);
     log.warn(`blocked:${ESC}[8m hidden\nsecond line`);
     expect(out.text()).toBe('[SHOP-1] agent: doneall good\n');
-    expect(err.text()).toBe(`[SHOP-1] ${ESC}[33mwarning:${ESC}[0m blocked: hidden\n[SHOP-1] second line\n`);
+    expect(err.text()).toBe(`[SHOP-1] ${ESC}[33mwarning:${ESC}[0m blocked: hidden\n[SHOP-1]   | second line\n`);
   });
 });

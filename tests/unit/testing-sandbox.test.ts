@@ -67,6 +67,23 @@ describe('TempSandbox', () => {
     await expect(p).rejects.toThrow('stop');
   });
 
+  it('sees in a tree id a file rewritten at its size within the second the index last recorded it', async () => {
+    const s = await open();
+    const git = 'git -c user.name=t -c user.email=t@example.com';
+    // ctime off, so only what git compares without it decides: size, and mtime to the second.
+    await s.exec(
+      `git init -q . && git config core.trustctime false && printf -- '- [ ] a\\n' > spec.md && git add spec.md && ${git} commit -q -m spec`,
+    );
+    // The file's last write and the index in one second, then the same-size rewrite in that second.
+    await s.exec(
+      'touch -d @1700000000.1 spec.md && git update-index -q --refresh && touch -d @1700000000.5 .git/index',
+    );
+    const before = await s.treeId();
+    await s.exec(`printf -- '- [x] a\\n' > spec.md && touch -d @1700000000.9 spec.md`);
+    expect(await s.treeId()).not.toBe(before);
+    expect((await s.exec('git cat-file -p "$(git write-tree)":spec.md')).stdout).toBe('- [ ] a\n');
+  });
+
   it('puts only plain names into /chalk, and removes everything when stopped', async () => {
     const s = await open();
     await s.putFile('system.md', 'be good');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runsDir } from '../../core/layout.js';
 import type { Store, TicketSummary } from '../../core/ports/store.js';
-import { ticketStatus } from '../../core/store/ticket-status.js';
+import { ticketStatus } from '../../core/run/commands/ticket-status.js';
 
 const summary = (ticket: string, at: Date): TicketSummary => ({
   ticket,

@@ -3,11 +3,11 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { HttpDecider } from '../../core/decider-client/client.js';
 import type { DecisionRecord } from '../../core/decision/record.js';
 import { rubricStatements } from '../../core/decision/why/run-reader.js';
 import { runWhy } from '../../core/decision/why/run-why.js';
 import { runPaths } from '../../core/layout.js';
-import { HttpDecider } from '../../plugins/decider-http/client.js';
 import { FakeDecider, type WireRequest } from '../fakes/decider-server.js';
 
 const TICKET = 'SHOP-7';
@@ -35,7 +35,7 @@ const git = (cwd: string, ...args: string[]) =>
   }).trim();
 
 /** A repository with a green commit and a detention branch, and the run directory a detained run leaves. */
-function detainedRun(rubricLog = RUBRIC_LOG) {
+function detainedRun(rubricLog = RUBRIC_LOG, extra: Record<string, unknown> = {}) {
   const home = mkdtempSync(join(tmpdir(), 'chalk-why-'));
   const root = join(home, 'shop');
   mkdirSync(join(root, 'src'), { recursive: true });
@@ -62,6 +62,7 @@ function detainedRun(rubricLog = RUBRIC_LOG) {
       green,
       lesson: 'rubric failed (exit 1)\nE       AssertionError: BROKEN exists',
       lesson_id: 4,
+      ...extra,
     }),
   );
   return { root, env, paths };
@@ -97,7 +98,7 @@ afterEach(async () => {
 });
 
 /** `chalk why` for TICKET with the test's decider, collecting what it prints and warns. */
-async function explain(root: string, env: NodeJS.ProcessEnv, decider: HttpDecider) {
+async function explain(root: string, env: NodeJS.ProcessEnv, decider: HttpDecider, mode?: string) {
   const out: string[] = [];
   const warn: string[] = [];
   const code = await runWhy({
@@ -106,6 +107,7 @@ async function explain(root: string, env: NodeJS.ProcessEnv, decider: HttpDecide
     ticket: TICKET,
     decider,
     env,
+    ...(mode ? { mode } : {}),
     out: (l) => out.push(l),
     warn: (l) => warn.push(l),
   });
@@ -197,6 +199,27 @@ describe('chalk why', () => {
       '  failing tests: unknown (set CHALK_TEST_REPORT, see chalk doctor)',
       '  work parked on detention/SHOP-7-1791171685',
     ]);
+  });
+
+  it('prints the recorded first error; with CHALK_DECIDER=off asks nothing and warns of nothing', async () => {
+    const first = 'E AssertionError: BROKEN exists\u001b]0;owned\u0007';
+    const { root, env } = detainedRun(RUBRIC_LOG, { first_error: first });
+    fake = await new FakeDecider().start();
+    decider = new HttpDecider({
+      entry: { id: 'decider', url: fake.url, maxContextTokens: 4096, limit: { kind: 'concurrency', maxConcurrent: 1 } },
+    });
+    const { code, out, warn } = await explain(root, env, decider, 'off');
+    expect(code).toBe(0);
+    expect(warn).toEqual([]);
+    expect(out).toEqual([
+      'SHOP-7 stopped: rubric failed (exit 1)',
+      // From the sandbox: an escape sequence never reaches the terminal, not even its text.
+      '  first error: E AssertionError: BROKEN exists',
+      '  failing: tests/test_app.py::test_marker',
+      '  work parked on detention/SHOP-7-1791171685',
+    ]);
+    expect(fake.requests).toHaveLength(0);
+    expect(fake.healthCalls).toBe(0);
   });
 
   it('refuses a ticket that never ran, naming where it looked', async () => {

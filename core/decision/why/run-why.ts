@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
+import { blockedHosts, blockedLine, readEgress } from '../../egress/report.js';
 import { UserError } from '../../errors.js';
 import { UNKNOWN_TESTS_LINE } from '../../fingerprint/fingerprint.js';
 import { runPaths } from '../../layout.js';
 import type { Decider } from '../../ports/decider.js';
+import { oneLine } from '../../text/model.js';
 import { JsonlDecisionSink } from '../jsonl-sink.js';
 import { runtimeFor } from '../runtime.js';
 import { sayOnce } from '../trust.js';
@@ -15,6 +17,8 @@ export interface WhyOptions {
   root: string | null;
   ticket: string;
   decider: Decider;
+  /** CHALK_DECIDER: with `off` the decider is not asked, and its absence is not worth a warning. */
+  mode?: string;
   /** CHALK_DECIDER_THRESHOLD is for acting; a statement is shown at the thinker's selection threshold. */
   threshold?: number;
   env?: NodeJS.ProcessEnv;
@@ -24,12 +28,21 @@ export interface WhyOptions {
 
 const pct = (p: number) => p.toFixed(2);
 
+/** Destinations the run's sandbox was refused, with what would allow each (io/egress.jsonl). */
+function blockedLines(path: string): string[] {
+  const blocked = blockedHosts(readEgress(path));
+  const shown = blocked.slice(0, 10).map((b) => `  egress: ${blockedLine(b)}`);
+  return blocked.length > 10 ? [...shown, `  egress: and ${blocked.length - 10} more (${path})`] : shown;
+}
+
 /**
  * `chalk why`: explains a detention without a Claude call. A decision thinker
  * over the run's artifacts selects the statements that explain the stop; they
  * are printed with their selection confidence, and every decision is recorded
  * in the run's `io/decisions.jsonl`. Without a decider (untrusted, down), it
- * says why once and prints the detention facts alone. Returns the exit code.
+ * says why once and prints the detention facts alone (the recorded first
+ * error, the failing tests, the branch); with `CHALK_DECIDER=off` it prints
+ * them without asking and without a warning. Returns the exit code.
  */
 export async function runWhy(o: WhyOptions): Promise<number> {
   const paths = runPaths(o.repo, o.ticket, o.env);
@@ -38,17 +51,21 @@ export async function runWhy(o: WhyOptions): Promise<number> {
   // The run stopped on a failed rubric (`rubric failed (exit 1)`, `repeat: rubric failed (exit 1)`).
   const rubricFailed = facts?.reason?.includes('rubric failed') === true;
   const header = facts?.reason
-    ? `${o.ticket} stopped: ${facts.reason}`
+    ? `${o.ticket} stopped: ${oneLine(facts.reason)}`
     : `${o.ticket}: no detention recorded in ${paths.detention}`;
-  const factsOnly = async (why: string) => {
-    sayOnce(why, o.warn);
+  const firstError = typeof facts?.first_error === 'string' ? oneLine(facts.first_error, 500) : '';
+  const factsOnly = async (why: string | null) => {
+    if (why) sayOnce(why, o.warn);
     o.out(header);
+    if (firstError) o.out(`  first error: ${firstError}`);
     const ids = await failingTests(paths);
-    for (const id of ids) o.out(`  failing: ${id}`);
+    for (const id of ids) o.out(`  failing: ${oneLine(id)}`);
     if (ids.length === 0 && rubricFailed) o.out(`  ${UNKNOWN_TESTS_LINE}`);
-    if (facts?.branch) o.out(`  work parked on ${facts.branch}`);
-    return 1;
+    for (const l of blockedLines(paths.egress)) o.out(l);
+    if (facts?.branch) o.out(`  work parked on ${oneLine(facts.branch)}`);
+    return why ? 1 : 0;
   };
+  if (o.mode === 'off') return factsOnly(null);
   const refused = o.decider.unavailable();
   if (refused) return factsOnly(`going on without the decider: ${refused}`);
   const runtime = runtimeFor(o.decider);
@@ -69,11 +86,14 @@ export async function runWhy(o: WhyOptions): Promise<number> {
       call: { retries: 1 },
     });
     o.out(header);
+    if (firstError) o.out(`  first error: ${firstError}`);
     if (rubricFailed && (await failingTests(paths)).length === 0) o.out(`  ${UNKNOWN_TESTS_LINE}`);
+    for (const l of blockedLines(paths.egress)) o.out(l);
     if (result.selected.length === 0) {
       o.out('  the decider selected no statement as the cause');
     } else {
-      for (const s of result.selected) o.out(`  ${pct(s.p)}  ${s.artifact.source}: ${s.artifact.text}`);
+      // Statements are the run's own text (rubric output, test names): one line each.
+      for (const s of result.selected) o.out(`  ${pct(s.p)}  ${s.artifact.source}: ${oneLine(s.artifact.text)}`);
     }
     o.out(`(${result.turns.length} turns, ${decisions} decisions; recorded in ${paths.decisions})`);
     return 0;

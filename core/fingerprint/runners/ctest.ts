@@ -1,3 +1,4 @@
+import { anyLine } from './detect.js';
 import { idsInSections } from './lines.js';
 import type { Runner } from './types.js';
 
@@ -7,7 +8,7 @@ import type { Runner } from './types.js';
  */
 export const CTEST: Runner = {
   name: 'ctest',
-  detect: (log) => /^Test project \//m.test(log) || /^[0-9]+% tests passed, [0-9]+ tests? failed/m.test(log),
+  detect: anyLine(/^Test project \//m, /^[0-9]+% tests passed, [0-9]+ tests? failed/m),
   failingTests: (log) =>
     idsInSections(log, {
       opens: /^The following tests (FAILED|did not run):$/,

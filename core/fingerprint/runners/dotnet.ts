@@ -1,3 +1,4 @@
+import { anyLine } from './detect.js';
 import { idsFromLines } from './lines.js';
 import type { Runner } from './types.js';
 
@@ -7,7 +8,7 @@ import type { Runner } from './types.js';
  */
 export const DOTNET: Runner = {
   name: 'dotnet test',
-  detect: (log) => /^(Failed|Passed)!\s+- Failed:/m.test(log) || /^\s*Total tests: [0-9]+/m.test(log),
+  detect: anyLine(/^(Failed|Passed)!\s+- Failed:/m, /^\s*Total tests: [0-9]+/m),
   failingTests: (log) => idsFromLines(log, [{ pattern: /^\s+Failed (\S.*?) \[[^\]]*\]\s*$/ }]),
   errorLine: [
     /^\s+Assert\.\w+\(\) Failure/, // xUnit: `Assert.Equal() Failure`

@@ -1,4 +1,5 @@
 import { CTEST } from './ctest.js';
+import { checksHolding } from './detect.js';
 import { DOTNET } from './dotnet.js';
 import { GO } from './go.js';
 import { JS_RUNNERS } from './js.js';
@@ -28,7 +29,7 @@ export const RUNNERS: readonly Runner[] = [
   ...JS_RUNNERS,
 ];
 
-/** The runners whose output the log looks like. */
+/** The runners whose output the log looks like (each one's `detect`, all read in one pass). */
 export function detectRunners(log: string, runners: readonly Runner[] = RUNNERS): Runner[] {
-  return runners.filter((r) => r.detect(log));
+  return checksHolding(log, runners, (r) => r.detect);
 }

@@ -1,6 +1,7 @@
 import { logLines } from '../log.js';
 import { looksLikeTap, tapFailingTests } from '../tap.js';
-import { orNull } from './lines.js';
+import { allOf, anyLine } from './detect.js';
+import { exactlyOneOf, orNull, regexEscape, relativeFile, splitReportId, unique } from './lines.js';
 import type { Runner } from './types.js';
 
 /**
@@ -33,6 +34,84 @@ const JEST_MATCHER = /^\s*(?:Error: )?expect\((received|value)\)\.\S/;
  */
 const NODE_ASSERT_INTRO = [/^\s*AssertionError \[ERR_ASSERTION\]: .*:\s*$/];
 
+/** Options of mocha, jest and vitest that take the next word as their value. */
+const MOCHA_VALUE_OPTIONS = [
+  '-g',
+  '--grep',
+  '-f',
+  '--fgrep',
+  '-R',
+  '--reporter',
+  '-O',
+  '--reporter-option',
+  '--reporter-options',
+  '-r',
+  '--require',
+  '-t',
+  '--timeout',
+  '-s',
+  '--slow',
+  '--config',
+  '--package',
+  '--ui',
+  '-u',
+  '--extension',
+  '--ignore',
+  '--spec',
+  '--file',
+  '-j',
+  '--jobs',
+  '--retries',
+];
+const JEST_VALUE_OPTIONS = [
+  '-c',
+  '--config',
+  '--rootDir',
+  '--roots',
+  '-t',
+  '--testNamePattern',
+  '--outputFile',
+  '--reporters',
+  '--maxWorkers',
+  '-w',
+  '--testPathPattern',
+  '--testPathIgnorePatterns',
+  '--coverageDirectory',
+  '--selectProjects',
+  '--shard',
+  '--testTimeout',
+  '--testRegex',
+  '--env',
+  '--testEnvironment',
+  '--seed',
+];
+const VITEST_VALUE_OPTIONS = [
+  '-c',
+  '--config',
+  '-r',
+  '--root',
+  '--dir',
+  '--project',
+  '--reporter',
+  '--outputFile',
+  '--environment',
+  '--pool',
+  '-t',
+  '--testNamePattern',
+  '--mode',
+  '--shard',
+  '--exclude',
+  '--maxWorkers',
+  '--minWorkers',
+  '--retry',
+  '--testTimeout',
+  '--hookTimeout',
+  '--workspace',
+  '--silent',
+  '--bail',
+  '--changed',
+];
+
 /** mocha's epilogue: after `  N failing`, `  1) suite` then deeper title lines, the last ending in `:`. */
 function mochaTests(log: string): string[] | null {
   const lines = logLines(log);
@@ -61,13 +140,23 @@ function mochaTests(log: string): string[] | null {
 
 export const MOCHA: Runner = {
   name: 'mocha',
-  detect: (log) => /^\s+\d+ passing \(/m.test(log) || /^\s+\d+ failing$/m.test(log),
+  detect: anyLine(/^\s+\d+ passing \(/m, /^\s+\d+ failing$/m),
   failingTests: mochaTests,
   errorLine: [JS_ERROR],
   errorContinues: NODE_ASSERT_INTRO,
   banner: [/^\d+ (passing|failing|pending)( \(.*\))?$/],
   reportHint:
     'mocha --reporter json --reporter-option output=test-report.json (or --reporter xunit), and CHALK_TEST_REPORT=test-report.json',
+  // `mocha SPECS --grep '^(?:suite test)$'`: the full titles, exactly (a JSON report's are after `FILE::`).
+  select: {
+    commands: [['mocha']],
+    packageScripts: true,
+    valueOptions: MOCHA_VALUE_OPTIONS,
+    args: ({ ids, report, positionals }) => {
+      const titles = ids.map((id) => (report ? splitReportId(id).name : id));
+      return { args: [...positionals, '--grep', exactlyOneOf(unique(titles))] };
+    },
+  },
 };
 
 /** jest: `● Describe › test` headers; a top-level test has no `›`, and `● Test suite failed to run` names none. */
@@ -83,17 +172,31 @@ function jestTests(log: string): string[] | null {
 
 export const JEST: Runner = {
   name: 'jest',
-  detect: (log) => /^Tests:\s+\d+ /m.test(log) && /^\s*● /m.test(log),
+  detect: allOf(anyLine(/^Tests:\s+\d+ /m), anyLine(/^\s*● /m)),
   failingTests: jestTests,
   // A suite that failed to run names its cause without an error class: `Cannot find module './x' from 'a.test.js'`.
   errorLine: [JEST_MATCHER, JS_ERROR, /^\s+Cannot find module '.*' from '.*'$/],
   banner: [/^(Test Suites|Tests|Snapshots|Time):/, /^● /],
   reportHint: 'jest --json --outputFile=test-report.json, and CHALK_TEST_REPORT=test-report.json',
+  // `jest FILES -t '^(?:Describe test)$'`: the full names (jest joins the titles with spaces), and
+  // the files when the report names them.
+  select: {
+    commands: [['jest']],
+    packageScripts: true,
+    valueOptions: JEST_VALUE_OPTIONS,
+    args: ({ ids, report, positionals }) => {
+      const parts = ids.map((id) => (report ? splitReportId(id) : { file: '', name: id }));
+      const files = unique(parts.map((p) => p.file));
+      const byFile = report && files.every(relativeFile);
+      const names = unique(parts.map((p) => p.name.split(' › ').join(' ')));
+      return { args: [...(byFile ? files.map(regexEscape) : positionals), '-t', exactlyOneOf(names)] };
+    },
+  },
 };
 
 export const VITEST: Runner = {
   name: 'vitest',
-  detect: (log) => /^\s*Test Files\s+\d+ /m.test(log) || /^\s*RUN\s+v\d+\.\d+/m.test(log),
+  detect: anyLine(/^\s*Test Files\s+\d+ /m, /^\s*RUN\s+v\d+\.\d+/m),
   failingTests: (log) => {
     const ids: string[] = [];
     for (const line of logLines(log)) {
@@ -106,6 +209,17 @@ export const VITEST: Runner = {
   banner: [/^(Test Files|Tests|Start at|Duration) /, /^⎯+/],
   reportHint:
     'vitest run --reporter=default --reporter=junit --outputFile.junit=test-report.xml (or --reporter=json), and CHALK_TEST_REPORT=test-report.xml',
+  // `vitest run FILES`: the failing tests' files (the first part of ` FAIL  file > suite > test`,
+  // or of a report's `file::name`), in place of the filters given.
+  select: {
+    commands: [['vitest', 'run'], ['vitest']],
+    packageScripts: true,
+    valueOptions: VITEST_VALUE_OPTIONS,
+    args: ({ ids, report }) => {
+      const files = unique(ids.map((id) => (report ? splitReportId(id).file : (id.split(' > ')[0] as string))));
+      return files.every(relativeFile) ? { args: files } : null;
+    },
+  },
 };
 
 /** node --test's spec reporter: `▶ suite` opens a suite; `✖ name (1ms)` fails a test, or closes a suite. */
@@ -141,7 +255,7 @@ function nodeSpecTests(log: string): string[] | null {
 
 export const NODE_TEST: Runner = {
   name: 'node --test',
-  detect: (log) => /^ℹ tests \d+$/m.test(log),
+  detect: anyLine(/^ℹ tests \d+$/m),
   failingTests: nodeSpecTests,
   errorLine: [JS_ERROR],
   errorContinues: NODE_ASSERT_INTRO,
@@ -180,7 +294,7 @@ const AVA_DIFFERENCE = /^\s+Difference \(- actual, \+ expected\):$/;
 
 export const AVA: Runner = {
   name: 'ava',
-  detect: (log) => /^\s*✘ \[fail\]: /m.test(log) || /^\s*\d+ tests? failed$/m.test(log),
+  detect: anyLine(/^\s*✘ \[fail\]: /m, /^\s*\d+ tests? failed$/m),
   failingTests: avaTests,
   errorLine: [AVA_DIFFERENCE, JS_ERROR],
   errorContinues: [AVA_DIFFERENCE],
@@ -214,7 +328,7 @@ function nodeTapTests(log: string): string[] | null {
 
 export const NODE_TAP: Runner = {
   name: 'tap',
-  detect: (log) => /^\s*FAIL\s+\S+ \d+ failed of \d+/m.test(log),
+  detect: anyLine(/^\s*FAIL\s+\S+ \d+ failed of \d+/m),
   failingTests: nodeTapTests,
   // The failed assertion, as the base reporter names it: `✖ math > multiplies > should be equal`.
   errorLine: [/^✖ \S.* > /, JS_ERROR],

@@ -1,4 +1,5 @@
 import { logLines } from '../log.js';
+import { anyLine } from './detect.js';
 import { idsFromLines, orNull } from './lines.js';
 import type { Runner } from './types.js';
 
@@ -14,7 +15,7 @@ const JAVA_EXCEPTION = /^\s*[a-z][\w$]*(\.[\w$]+)*\.[A-Z][\w$]*(Error|Exception|
  */
 export const SUREFIRE: Runner = {
   name: 'maven surefire',
-  detect: (log) => /^\[(INFO|ERROR)\] (T E S T S|Tests run: )/m.test(log) || /<<< (FAILURE|ERROR)!$/m.test(log),
+  detect: anyLine(/^\[(INFO|ERROR)\] (T E S T S|Tests run: )/m, /<<< (FAILURE|ERROR)!$/m),
   failingTests: (log) => {
     const ids: string[] = [];
     let running = '';
@@ -60,7 +61,7 @@ export const SUREFIRE: Runner = {
  */
 export const GRADLE: Runner = {
   name: 'gradle',
-  detect: (log) => /^[0-9]+ tests? completed, [0-9]+ failed/m.test(log) || /^> Task :\S*test\b/m.test(log),
+  detect: anyLine(/^[0-9]+ tests? completed, [0-9]+ failed/m, /^> Task :\S*test\b/m),
   failingTests: (log) =>
     idsFromLines(log, [
       {

@@ -1,4 +1,4 @@
-import { logLines } from '../log.js';
+import { cleanLog, eachLine, linesHolding } from '../log.js';
 
 /**
  * Small helpers the runner files share: IDs are read line by line from the
@@ -14,10 +14,19 @@ export interface IdPattern {
 /** null for an empty list: no IDs is UNKNOWN, never zero. */
 export const orNull = (ids: string[]): string[] | null => (ids.length > 0 ? ids : null);
 
-/** Every ID the lines give, in output order; a line gives at most one (its first matching pattern). */
-export function idsFromLines(log: string, patterns: readonly IdPattern[]): string[] | null {
+/**
+ * Every ID the lines give, in output order; a line gives at most one (its first matching
+ * pattern). `linesWith`, when given, holds words one of which every line any pattern matches
+ * holds: a line with none of them is passed over unread (a long log's other lines cost nothing).
+ */
+export function idsFromLines(
+  log: string,
+  patterns: readonly IdPattern[],
+  linesWith?: readonly string[],
+): string[] | null {
   const ids: string[] = [];
-  for (const line of logLines(log)) {
+  const clean = cleanLog(log);
+  for (const line of linesWith ? linesHolding(clean, linesWith) : eachLine(clean)) {
     for (const { pattern, id } of patterns) {
       const m = pattern.exec(line);
       if (m === null) continue;
@@ -40,7 +49,7 @@ export function idsInSections(
 ): string[] | null {
   const ids: string[] = [];
   let inside = false;
-  for (const line of logLines(log)) {
+  for (const line of eachLine(cleanLog(log))) {
     const open = s.opens.exec(line);
     if (open) {
       inside = s.counts(open);
@@ -56,3 +65,22 @@ export function idsInSections(
   }
   return orNull(ids);
 }
+
+/** Characters that mean something in a JavaScript regular expression, escaped. */
+export const regexEscape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+/** Each value once, in first-seen order. */
+export const unique = <T>(xs: Iterable<T>): T[] => [...new Set(xs)];
+
+/** `^(?:a|b)$` over the escaped names: exactly one of them. */
+export const exactlyOneOf = (names: readonly string[]): string => `^(?:${names.map(regexEscape).join('|')})$`;
+
+/** The part of a report ID after its first `::` (`FILE::name`), and the part before. */
+export function splitReportId(id: string): { file: string; name: string } {
+  const at = id.indexOf('::');
+  return at < 0 ? { file: '', name: id } : { file: id.slice(0, at), name: id.slice(at + 2) };
+}
+
+/** A repository-relative file name a runner can be given: no `..` step, no leading `/` or `-`. */
+export const relativeFile = (f: string): boolean =>
+  /^[^\s/-][^\s]*$/.test(f) && !f.split('/').includes('..') && /\.[A-Za-z0-9]+$/.test(f);

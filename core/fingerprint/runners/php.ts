@@ -1,4 +1,5 @@
 import { logLines } from '../log.js';
+import { anyLine } from './detect.js';
 import { idsInSections, orNull } from './lines.js';
 import type { Runner } from './types.js';
 
@@ -23,7 +24,7 @@ function testdoxIds(log: string): string[] | null {
  */
 export const PHPUNIT: Runner = {
   name: 'phpunit',
-  detect: (log) => /^PHPUnit [0-9]+\.[0-9]+/m.test(log) || /^Tests: [0-9]+, Assertions: [0-9]+/m.test(log),
+  detect: anyLine(/^PHPUnit [0-9]+\.[0-9]+/m, /^Tests: [0-9]+, Assertions: [0-9]+/m),
   failingTests: (log) =>
     idsInSections(log, {
       opens: /^There (?:was|were) [0-9]+ (.+):$/,

@@ -1,6 +1,59 @@
 import { NON_SPACE as N, SPACE } from '../log.js';
-import { idsFromLines } from './lines.js';
+import { allOf, anyLine } from './detect.js';
+import { type IdPattern, idsFromLines } from './lines.js';
 import type { Runner } from './types.js';
+
+/** pytest's options that take the next word as their value (core and the common plugins). */
+const PYTEST_VALUE_OPTIONS = [
+  '-k',
+  '-m',
+  '-p',
+  '-c',
+  '-o',
+  '-W',
+  '-n',
+  '-r',
+  '--junitxml',
+  '--junit-xml',
+  '--junit-prefix',
+  '--rootdir',
+  '--basetemp',
+  '--confcutdir',
+  '--cov',
+  '--cov-report',
+  '--cov-config',
+  '--cov-fail-under',
+  '--durations',
+  '--maxfail',
+  '--tb',
+  '--log-level',
+  '--log-cli-level',
+  '--log-file',
+  '--import-mode',
+  '--ignore',
+  '--ignore-glob',
+  '--deselect',
+  '--override-ini',
+  '--capture',
+  '--color',
+  '--dist',
+  '--reruns',
+  '--timeout',
+  '--html',
+  '--numprocesses',
+  '--maxprocesses',
+  '--randomly-seed',
+  '--doctest-glob',
+  '--json-report-file',
+];
+
+/** pytest's lines naming a failing test; every line one matches holds `PYTEST_ID_WORDS`. */
+export const PYTEST_IDS: readonly IdPattern[] = [
+  { pattern: new RegExp(`^(?:FAILED|ERROR) (${N}+::${N}+)`) },
+  { pattern: new RegExp(`^(${N}+::${N}+) (?:FAILED|ERROR)(${SPACE}|$)`) },
+  { pattern: new RegExp(`^\\[gw[0-9]+\\] \\[ *[0-9]+%\\] (?:FAILED|ERROR) (${N}+::${N}+)`) },
+];
+export const PYTEST_ID_WORDS = ['FAILED', 'ERROR'];
 
 /**
  * pytest, as it prints with `-q`, `-v`, `-rA` (colour removed first):
@@ -11,15 +64,11 @@ import type { Runner } from './types.js';
  */
 export const PYTEST: Runner = {
   name: 'pytest',
-  detect: (log) =>
-    /^=+ (test session starts|FAILURES|ERRORS|short test summary info) =+$/m.test(log) ||
-    new RegExp(`^(FAILED|ERROR) ${N}+::`, 'm').test(log),
-  failingTests: (log) =>
-    idsFromLines(log, [
-      { pattern: new RegExp(`^(?:FAILED|ERROR) (${N}+::${N}+)`) },
-      { pattern: new RegExp(`^(${N}+::${N}+) (?:FAILED|ERROR)(${SPACE}|$)`) },
-      { pattern: new RegExp(`^\\[gw[0-9]+\\] \\[ *[0-9]+%\\] (?:FAILED|ERROR) (${N}+::${N}+)`) },
-    ]),
+  detect: anyLine(
+    /^=+ (test session starts|FAILURES|ERRORS|short test summary info) =+$/m,
+    new RegExp(`^(FAILED|ERROR) ${N}+::`, 'm'),
+  ),
+  failingTests: (log) => idsFromLines(log, PYTEST_IDS, PYTEST_ID_WORDS),
   // The assertion pytest rewrites: `E       assert 3 == 4`, `E   ModuleNotFoundError: ...`.
   errorLine: [/^E\s+\S/],
   banner: [
@@ -28,6 +77,13 @@ export const PYTEST: Runner = {
     new RegExp(`^${N}+::${N}+ (FAILED|ERROR|PASSED|SKIPPED|XFAIL|XPASS)`), // -v progress
   ],
   reportHint: 'pytest --junitxml=test-report.xml, and CHALK_TEST_REPORT=test-report.xml',
+  // Node IDs in place of the paths given: `pytest -q 'tests/t.py::test_x'`. A JUnit report's
+  // `module.Class::name` does not say where the file ends, so those run the rubric whole.
+  select: {
+    commands: [['pytest'], ['py.test']],
+    valueOptions: PYTEST_VALUE_OPTIONS,
+    args: ({ ids }) => (ids.every((id) => /^[^:]+\.py::\S/.test(id)) ? { args: [...ids] } : null),
+  },
 };
 
 /** `FAIL: test_add (mod.Class.test_add)` (3.11+) or `FAIL: test_add (mod.Class)` (older) becomes `mod.Class.test_add`. */
@@ -43,7 +99,7 @@ function unittestId(m: RegExpExecArray): string {
  */
 export const UNITTEST: Runner = {
   name: 'unittest',
-  detect: (log) => /^Ran [0-9]+ tests? in /m.test(log) && /^(FAIL|ERROR): \S+ \(/m.test(log),
+  detect: allOf(anyLine(/^Ran [0-9]+ tests? in /m), anyLine(/^(FAIL|ERROR): \S+ \(/m)),
   failingTests: (log) =>
     idsFromLines(log, [{ pattern: new RegExp(`^(?:FAIL|ERROR): (${N}+) \\(([^()]+?)\\)`), id: unittestId }]),
   // The exception line closing a traceback: `AssertionError: 3 != 4`, `ValueError: boom`.

@@ -1,4 +1,5 @@
 import { logLines } from '../log.js';
+import { anyLine } from './detect.js';
 import { idsFromLines, orNull } from './lines.js';
 import type { Runner } from './types.js';
 
@@ -8,7 +9,7 @@ import type { Runner } from './types.js';
  */
 export const RSPEC: Runner = {
   name: 'rspec',
-  detect: (log) => /^[0-9]+ examples?, [0-9]+ failures?/m.test(log) || /^Failed examples:$/m.test(log),
+  detect: anyLine(/^[0-9]+ examples?, [0-9]+ failures?/m, /^Failed examples:$/m),
   failingTests: (log) =>
     idsFromLines(log, [
       {
@@ -28,7 +29,7 @@ export const RSPEC: Runner = {
  */
 export const MINITEST: Runner = {
   name: 'minitest',
-  detect: (log) => /^[0-9]+ runs, [0-9]+ assertions, [0-9]+ failures, [0-9]+ errors/m.test(log),
+  detect: anyLine(/^[0-9]+ runs, [0-9]+ assertions, [0-9]+ failures, [0-9]+ errors/m),
   failingTests: (log) => {
     const ids: string[] = [];
     const lines = logLines(log);

@@ -1,6 +1,30 @@
 import { NON_SPACE as N } from '../log.js';
+import { anyLine } from './detect.js';
 import { idsFromLines } from './lines.js';
 import type { Runner } from './types.js';
+
+/** cargo test's options that take the next word as their value. */
+const CARGO_VALUE_OPTIONS = [
+  '-p',
+  '--package',
+  '--test',
+  '--bench',
+  '--example',
+  '--bin',
+  '--features',
+  '-F',
+  '--target',
+  '--target-dir',
+  '--manifest-path',
+  '-j',
+  '--jobs',
+  '--profile',
+  '--color',
+  '--config',
+  '-Z',
+  '--exclude',
+  '--message-format',
+];
 
 /** A panic (`thread 'tests::x' panicked at src/lib.rs:10:9:`) and a compile error (`error[E0308]: ...`). */
 const RUST_ERRORS = [/^thread '.*'( \([0-9]+\))? panicked at /, /^error(\[E[0-9]+\])?: (?!test failed)\S/];
@@ -12,7 +36,7 @@ const RUST_ERRORS = [/^thread '.*'( \([0-9]+\))? panicked at /, /^error(\[E[0-9]
  */
 export const CARGO: Runner = {
   name: 'cargo test',
-  detect: (log) => new RegExp(`^test ${N}+ \\.\\.\\. `, 'm').test(log) || /^test result: /m.test(log),
+  detect: anyLine(new RegExp(`^test ${N}+ \\.\\.\\. `, 'm'), /^test result: /m),
   failingTests: (log) =>
     idsFromLines(log, [
       { pattern: new RegExp(`^test (${N}+) \\.\\.\\. FAILED`) },
@@ -30,6 +54,15 @@ export const CARGO: Runner = {
   ],
   reportHint:
     'cargo test writes no stable report: use cargo nextest with `[profile.default.junit] path = "junit.xml"` in .config/nextest.toml, and CHALK_TEST_REPORT=target/nextest/default/junit.xml',
+  // `cargo test -- --exact tests::adds tests::subs` (the name filter given is dropped: it is these now).
+  select: {
+    commands: [['cargo', 'test']],
+    valueOptions: CARGO_VALUE_OPTIONS,
+    args: ({ ids, report }) =>
+      !report && ids.every((id) => /^[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*$/.test(id))
+        ? { args: [], after: ['--exact', ...ids] }
+        : null,
+  },
 };
 
 /**
@@ -38,7 +71,7 @@ export const CARGO: Runner = {
  */
 export const NEXTEST: Runner = {
   name: 'cargo nextest',
-  detect: (log) => /^\s*Starting [0-9]+ tests? across /m.test(log) || /^\s+Summary \[/m.test(log),
+  detect: anyLine(/^\s*Starting [0-9]+ tests? across /m, /^\s+Summary \[/m),
   failingTests: (log) =>
     idsFromLines(log, [
       {

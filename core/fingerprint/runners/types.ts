@@ -38,4 +38,34 @@ export interface Runner {
   banner?: RegExp[];
   /** How to make this runner write a report CHALK_TEST_REPORT can read, one line (for `chalk doctor`). */
   reportHint: string;
+  /** How the flaky rerun runs only the failing tests (core/fingerprint/rerun.ts); absent: the rubric runs whole. */
+  select?: Select;
+}
+
+/**
+ * Running some failing tests by themselves: the rubric command's last step is
+ * kept, its positional arguments (paths, packages, filters) replaced by the
+ * selection. The IDs are this runner's own (`failingTests` of its output).
+ */
+export interface Select {
+  /** The words that start this runner's command, after env assignments and launchers (`npx`, `uv run`, `python -m`). */
+  commands: readonly (readonly string[])[];
+  /** Also through a package script (`npm test`, `yarn test`, `npm run X`): the selection then goes after the script. */
+  packageScripts?: boolean;
+  /** Options that take the next word as their value, so it is not a positional argument. */
+  valueOptions?: readonly string[];
+  /**
+   * The words that take the positional arguments' place (`args`; the runner may keep them) and
+   * those after a `--` (`after`), for these IDs; null when they cannot all be selected.
+   */
+  args(o: SelectInput): { args: string[]; after?: string[] } | null;
+}
+
+export interface SelectInput {
+  /** The failing tests, as the loop's fingerprint has them. */
+  ids: readonly string[];
+  /** The IDs came from the test report (`CHALK_TEST_REPORT`), in its format; else from this runner's output. */
+  report: boolean;
+  /** The command's positional arguments for this runner (paths, packages, filters, a subcommand). */
+  positionals: readonly string[];
 }

@@ -8,6 +8,7 @@ import { UserError } from '../../errors.js';
 import { PACKAGE_ROOT } from '../../paths.js';
 import { acquireLock, LockTimeout } from '../../process/lock.js';
 import { alive, readPid } from '../../process/pid.js';
+import { checkDataMajor } from './engine.js';
 import type { EmbeddedPaths } from './paths.js';
 
 /** Whether something accepts connections on the socket (the server listens only once PGlite is ready). */
@@ -56,11 +57,14 @@ export interface EnsureResult {
 }
 
 /**
- * Makes sure the per-machine embedded server runs, starting it when needed. Concurrent
+ * Makes sure the per-machine embedded server runs, starting it when needed; refuses a data
+ * directory of another Postgres major (checkDataMajor) with one line. Concurrent
  * callers (a fleet launching eight runs) start exactly one: the start happens under a
  * machine-wide lock and is re-checked once the lock is held.
  */
 export async function ensureEmbedded(paths: EmbeddedPaths, timeoutMs: number): Promise<EnsureResult> {
+  // Whoever serves it, data of another Postgres major is refused before anything reads it.
+  checkDataMajor(paths);
   if (await probe(paths.socket)) return { started: false, pid: readPid(paths.pidFile) };
   mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   const wait = `the embedded database did not become ready in ${Math.round(timeoutMs / 1000)}s (CHALK_DB_TIMEOUT sets the wait; log: ${paths.logFile})`;

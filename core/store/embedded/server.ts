@@ -4,8 +4,14 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { PGLiteSocketHandler } from '@electric-sql/pglite-socket';
+import { checkDataMajor } from './engine.js';
 import type { EmbeddedPaths } from './paths.js';
 import { SessionQueue } from './session-queue.js';
+
+/** Opens a data directory with this Chalk's PGlite, pgvector and pg_trgm. */
+export function openPglite(dataDir: string): Promise<PGlite> {
+  return PGlite.create({ dataDir, extensions: { vector, pg_trgm } });
+}
 
 /** One PGlite database served over a unix socket to any number of `pg`/`psql` clients. */
 export class EmbeddedServer {
@@ -18,7 +24,8 @@ export class EmbeddedServer {
   ) {}
 
   static async open(paths: EmbeddedPaths): Promise<EmbeddedServer> {
-    const db = await PGlite.create({ dataDir: paths.data, extensions: { vector, pg_trgm } });
+    checkDataMajor(paths);
+    const db = await openPglite(paths.data);
     return new EmbeddedServer(db, paths);
   }
 

@@ -1,12 +1,12 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import {
-  type Config,
   type Forge,
   type ForgeStatus,
   machineKey,
   type OpenRequest,
   type Plugin,
+  type PluginCommandContext,
 } from 'chalk-harness/plugin';
 import { z } from 'zod';
 
@@ -73,11 +73,10 @@ const plugin: Plugin = {
       path: ['file-forge', 'list'],
       usage: 'chalk file-forge list',
       load: ({ Command }) =>
-        class FileForgeList extends Command {
+        class FileForgeList extends Command<PluginCommandContext> {
           static override paths = [['file-forge', 'list']];
           async execute(): Promise<number> {
-            const { config } = this.context as unknown as { config: Config };
-            const dir = config.str(KEY);
+            const dir = this.context.config.str(KEY);
             const all = requestsIn(dir);
             if (all.length === 0) this.context.stdout.write(`no requests in ${dir || `(${KEY} is not set)`}\n`);
             for (const r of all) this.context.stdout.write(`${r.n}\t${r.branch} -> ${r.base}\t${r.title}\n`);

@@ -1,7 +1,9 @@
 # Clones the ticket branch from the git bundle the host streams in on stdin
 # (the sandbox never sees the host's git dir) onto the RAM disk.
 # env: BRANCH, AUTHOR_NAME, AUTHOR_EMAIL; BASE_NAME and BASE_COMMIT (optional):
-# origin/BASE_NAME is made to point at BASE_COMMIT. Prints HEAD.
+# origin/BASE_NAME is made to point at BASE_COMMIT; SHALLOW (optional): the
+# boundary commits of a shallow history (object ids, space-separated), whose
+# parents the bundle does not hold. Prints HEAD.
 set -euo pipefail
 if ((BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 2))); then
   echo "bash ${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}" >&2
@@ -15,10 +17,16 @@ git config --global advice.detachedHead false
 in=/tmp/.chalk-in.bundle
 rm -rf /work/repo "$in"
 cat >"$in"
-git clone --quiet --branch "$BRANCH" "$in" /work/repo
+# A repository with no remote: the bundle path means nothing after the fetch.
+git init --quiet /work/repo
+for id in ${SHALLOW:-}; do
+  [[ "$id" =~ ^([0-9a-f]{40}|[0-9a-f]{64})$ ]] || { echo "not an object id: $id" >&2; exit 1; }
+  echo "$id" >>/work/repo/.git/shallow
+done
+git -C /work/repo fetch --quiet --no-tags --update-head-ok "$in" "refs/heads/$BRANCH:refs/heads/$BRANCH"
 rm -f "$in"
-# The bundle path means nothing after the clone: no remote is left behind.
-git -C /work/repo remote remove origin
+git -C /work/repo symbolic-ref HEAD "refs/heads/$BRANCH"
+git -C /work/repo reset --quiet --hard
 if [ -n "${BASE_NAME:-}" ] && [ -n "${BASE_COMMIT:-}" ]; then
   git -C /work/repo update-ref "refs/remotes/origin/$BASE_NAME" "$BASE_COMMIT"
 fi

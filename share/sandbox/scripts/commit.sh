@@ -1,11 +1,27 @@
-# Commits everything in the tree: tracked changes and untracked, non-ignored files.
-# env: MESSAGE, ALLOW_EMPTY (1 or empty). Prints the new HEAD, or nothing when
-# there was nothing to commit.
+# Commits on top of PARENT. With TREE: exactly that tree (the agent's work, as
+# the harness gathered it; nothing a setup or rubric run made); without it,
+# everything in the working tree (tracked changes and untracked, non-ignored
+# files) on top of HEAD. The index is then HEAD's, so what the commit left out
+# shows as a change.
+# env: MESSAGE, ALLOW_EMPTY (1 or empty), TREE and PARENT (optional). Prints the
+# new HEAD, or nothing when there was nothing to commit.
 set -euo pipefail
 cd /work/repo
-git add -A
-if [ "${ALLOW_EMPTY:-}" != 1 ] && git diff --cached --quiet; then
+if [ -z "${TREE:-}" ]; then
+  git add -A
+  if [ "${ALLOW_EMPTY:-}" != 1 ] && git diff --cached --quiet; then
+    exit 0
+  fi
+  git commit --quiet --no-verify ${ALLOW_EMPTY:+--allow-empty} -m "$MESSAGE"
+  git rev-parse HEAD
   exit 0
 fi
-git commit --quiet --no-verify ${ALLOW_EMPTY:+--allow-empty} -m "$MESSAGE"
-git rev-parse HEAD
+parent=$(git rev-parse --verify "${PARENT:-HEAD}^{commit}")
+tree=$(git rev-parse --verify "$TREE^{tree}")
+if [ "${ALLOW_EMPTY:-}" != 1 ] && [ "$tree" = "$(git rev-parse "$parent^{tree}")" ]; then
+  exit 0
+fi
+commit=$(git commit-tree "$tree" -p "$parent" -m "$MESSAGE")
+git update-ref -m "chalk: commit" HEAD "$commit"
+git reset --quiet
+echo "$commit"

@@ -8,9 +8,13 @@ if [ -L "$p" ]; then echo "is a symbolic link" >&2; exit 3; fi
 [ -e "$p" ] || exit 4
 if [ ! -f "$p" ]; then echo "is not a regular file" >&2; exit 3; fi
 exec 3<"$p" || exit 3
+# File metadata through find (fstatat), not stat(1): coreutils' statx is refused by some
+# kernels, gVisor's among them. A relative path gets ./ so find never reads it as an option.
+case $p in /*) q=$p ;; *) q=./$p ;; esac
+named=$(find "$q" -maxdepth 0 -printf '%D:%i' 2>/dev/null)
+read -r opened kind size < <(find -L /dev/fd/3 -maxdepth 0 -printf '%D:%i %y %s\n' 2>/dev/null)
 # The file opened must be the one checked (not swapped for a link in between).
-[ "$(stat -c '%d:%i' -- "$p" 2>/dev/null)" = "$(stat -L -c '%d:%i' /dev/fd/3 2>/dev/null)" ] || { echo "changed while read" >&2; exit 3; }
-[ "$(stat -L -c '%F' /dev/fd/3)" = "regular file" ] || { echo "is not a regular file" >&2; exit 3; }
-size=$(stat -L -c '%s' /dev/fd/3)
+[ -n "$named" ] && [ "$named" = "${opened:-}" ] || { echo "changed while read" >&2; exit 3; }
+[ "${kind:-}" = f ] || { echo "is not a regular file" >&2; exit 3; }
 if [ "$size" -gt "$max" ]; then echo "is $size bytes, over $max" >&2; exit 6; fi
 exec cat <&3

@@ -5,7 +5,9 @@ set -euo pipefail
 cd /work/repo
 # The clone is a plain repository: its git dir is .git.
 idx=.git/chalk-fp-index
-cp .git/index "$idx" 2>/dev/null || rm -f "$idx"
+# The copy keeps the index's time, so git still re-reads a file rewritten in the second it last
+# recorded (a copy made now would make that stat look clean: same size, same second).
+cp -p .git/index "$idx" 2>/dev/null || rm -f "$idx"
 excludes=()
 while IFS= read -r p; do [ -n "$p" ] && excludes+=(":(exclude)$p"); done <<<"${EXCLUDE:-}"
 GIT_INDEX_FILE="$idx" git add -A -- . "${excludes[@]}"

@@ -97,7 +97,15 @@ export const postgres: Backend = {
       async dispose() {
         const c = new pg.Client({ connectionString: PG_URL });
         await c.connect();
-        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        // WITH (FORCE) fails for a role that is not a superuser while autovacuum works on the
+        // database (it may not signal that process); a plain DROP asks autovacuum to stop and
+        // waits, so only this role's own connections are ended first.
+        await c.query(
+          `SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity
+           WHERE datname = $1 AND usename = current_user AND pid <> pg_backend_pid()`,
+          [name],
+        );
+        await c.query(`DROP DATABASE IF EXISTS ${name}`);
         await c.end();
       },
     };

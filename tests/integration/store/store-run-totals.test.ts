@@ -6,7 +6,7 @@ import { BACKENDS } from './backends.js';
 
 /**
  * `calls.ofRun`: what a killed run's rows add up to when the next `chalk run`
- * resumes it (core/run/resume.ts), on both databases and the in-memory store
+ * resumes it (core/run/resume/resume.ts), on both databases and the in-memory store
  * the in-process tests use, with the same rows and the same answers.
  */
 

@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applySchema, PgStore, SCHEMA_VERSION } from '../../../core/store/index.js';
-import { BACKENDS, rawPool } from './backends.js';
+import { BACKENDS, ROOT, rawPool } from './backends.js';
+import { FAILURES, schemaShape, seedHistory, storedColumns, tableRows } from './seed.js';
 
 /**
  * A database as an early Chalk left it: no schema version table, runs without the
@@ -129,25 +132,6 @@ describe.each(BACKENDS)('schema upgrade on $name', (backend) => {
     expect(old.rows[0].n).toBe(25);
   });
 
-  it('a database recorded at version 1 gets the report-card indexes of versions 2 and 3, and keeps its rows', async () => {
-    const v2 = [
-      'runs_repo_created_idx',
-      'runs_run_loop_idx',
-      'events_created_idx',
-      'lessons_created_idx',
-      'decisions_created_idx',
-      'lessons_run_idx',
-    ];
-    for (const i of v2) await pool.query(`DROP INDEX ${i}`);
-    await pool.query('UPDATE chalk_schema SET version = 1');
-    const before = await snapshot(pool);
-    expect(await applySchema(pool)).toEqual({ applied: true });
-    const idx = await indexes(pool);
-    for (const i of v2) expect(idx).toContain(i);
-    expect((await pool.query('SELECT version FROM chalk_schema')).rows).toEqual([{ version: SCHEMA_VERSION }]);
-    expect(await snapshot(pool)).toEqual(before);
-  });
-
   it('the upgraded database works as a store: old and new rows side by side', async () => {
     const store = await PgStore.open(db.target, 60_000);
     try {
@@ -169,7 +153,7 @@ describe.each(BACKENDS)('schema upgrade on $name', (backend) => {
         limit: 3,
       });
       expect(recalled.map((l) => l.signature)).toEqual(['sig one']);
-      // Spec mode reads lesson_trgms (version 7): back-filled for the old lesson, and rewritten when its text changes.
+      // Spec mode reads lesson_bits (version 9): back-filled for the old lesson, and rewritten when its text changes.
       const spec = async (query: string) =>
         (await store.lessons.lexical({ repo: 'old', mode: 'spec', query, firstError: null, limit: 3 })).map(
           (l) => l.signature,
@@ -178,6 +162,85 @@ describe.each(BACKENDS)('schema upgrade on $name', (backend) => {
       await store.pool.query(`UPDATE lessons SET first_error = 'quota exceeded' WHERE id = 1`);
       expect(await spec('# PROJ-4\nWhen sig one shows up, retry.')).toEqual([]);
       expect(await spec('# PROJ-4\nWhen the quota exceeded message shows up, retry.')).toEqual(['sig one']);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+/** share/schema.sql as each earlier version shipped it (tests/fixtures/schema/README.md). */
+const EARLIER = Array.from({ length: SCHEMA_VERSION - 1 }, (_, i) => i + 1);
+const earlierSchema = (v: number) => readFileSync(join(ROOT, 'tests', 'fixtures', 'schema', `v${v}.sql`), 'utf8');
+
+/** An empty public schema (dropping the extensions with it), as a new database has. */
+async function emptyDatabase(pool: pg.Pool): Promise<void> {
+  await pool.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
+}
+
+/** What applySchema did in version v: the file in one transaction, and the version recorded. */
+async function applyEarlier(pool: pg.Pool, v: number): Promise<void> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    await c.query(earlierSchema(v));
+    await c.query('INSERT INTO chalk_schema (id, version) VALUES (1, $1)', [v]);
+    await c.query('COMMIT');
+  } finally {
+    c.release();
+  }
+}
+
+describe.each(BACKENDS)('the upgrade from every earlier schema version on $name', (backend) => {
+  let db: Awaited<ReturnType<typeof backend.fresh>>;
+  let pool: pg.Pool;
+  let fresh: Awaited<ReturnType<typeof schemaShape>>;
+  beforeAll(async () => {
+    db = await backend.fresh();
+    pool = await rawPool(db.target);
+    await emptyDatabase(pool);
+    await applySchema(pool);
+    fresh = await schemaShape(pool);
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await db?.dispose();
+  });
+
+  it.each(EARLIER)('version %i: every row kept, the schema the same as a new database, and recall works', async (v) => {
+    await emptyDatabase(pool);
+    await applyEarlier(pool, v);
+    await seedHistory(pool, `v${v}`);
+    // chalk_schema is the version itself, which the upgrade changes; version 7's lesson_trgms, made
+    // from the lessons' texts, is replaced by version 9's lesson_bits.
+    const { chalk_schema: _, lesson_trgms: __, ...columns } = await storedColumns(pool);
+    const before = await tableRows(pool, columns);
+
+    expect(await applySchema(pool)).toEqual({ applied: true });
+    expect((await pool.query('SELECT version FROM chalk_schema')).rows).toEqual([{ version: SCHEMA_VERSION }]);
+    expect(await tableRows(pool, columns)).toEqual(before);
+    expect(await schemaShape(pool)).toEqual(fresh);
+
+    const store = await PgStore.open(db.target, 60_000);
+    try {
+      // Recall reads lesson_bits (version 9), back-filled for the lessons written before it.
+      const spec = await store.lessons.lexical({
+        repo: `v${v}`,
+        mode: 'spec',
+        query: `# V-9\nWhen v${v} ${FAILURES[2]} shows up again, fix it.`,
+        firstError: null,
+        limit: 3,
+      });
+      expect(spec.map((l) => l.signature)).toEqual([`v${v} ${FAILURES[2]}`]);
+      const failure = await store.lessons.lexical({
+        repo: `v${v}`,
+        mode: 'failure',
+        query: `v${v} ${FAILURES[2]}`,
+        firstError: null,
+        limit: 1,
+      });
+      expect(failure.map((l) => l.signature)).toEqual([`v${v} ${FAILURES[2]}`]);
+      const list = await store.lessons.list({ repo: null });
+      expect(list).toHaveLength(4);
     } finally {
       await store.close();
     }

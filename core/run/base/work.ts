@@ -1,0 +1,148 @@
+import type { Log } from '../../ports/log.js';
+import { OBJECT_ID, type SandboxSession } from '../../ports/sandbox.js';
+
+/** How many harness runs' added paths are remembered (the base's rubric and the latest loops'). */
+const HARNESS_RUNS_KEPT = 6;
+/** Most paths the base's rubric added that the host keeps. */
+export const MADE_KEPT = 200;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is the point
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+const describe = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n')[0];
+
+/**
+ * Only the agent's work is committed. The sandbox's working tree also holds
+ * what the setup and the rubric made (reports, coverage, a tidied go.mod, a
+ * rewritten lockfile); so the run keeps, beside it, the tree the next commit
+ * holds: the commit the sandbox started from, with every path the agent
+ * changed during a call taking the agent's version (`adopt`, between the
+ * trees before and after the call). What the harness's own runs change is
+ * put back once they end (`harness`): the rubric's report is read, then gone;
+ * a file the rubric rewrites is the agent's version again, so an agent that
+ * edits it commits its edit and not the rubric's. A path a harness run added
+ * is never taken from the agent either (the agent running the tests itself
+ * writes the same report), nor is the configured test report.
+ * The trees are git objects in the sandbox, named by ids only.
+ */
+export class AgentWork {
+  /** The tree the next commit holds (a commit id at the start: git takes its tree). */
+  private tree: string;
+  private readonly added: [string, string][] = [];
+  /** Paths the base's rubric added where it ran (from the host's cache when it did not run here). */
+  private made: string[] = [];
+
+  constructor(
+    private readonly session: SandboxSession,
+    private readonly o: {
+      /** The commit the sandbox's work starts from (HEAD at the clone). */
+      start: string;
+      /** Paths never taken from the agent (`CHALK_TEST_REPORT`). */
+      exclude: readonly string[];
+      log: Log;
+    },
+  ) {
+    this.tree = o.start;
+  }
+
+  /** The working tree's id now, or null when git could not say. */
+  snapshot(): Promise<string | null> {
+    return this.session.treeId();
+  }
+
+  /** After an agent call: what it changed since `before` joins the tree the next commit holds. */
+  async adopt(before: string | null): Promise<void> {
+    const after = await this.snapshot();
+    if (before === null || after === null || before === after) return;
+    try {
+      this.tree = await this.session.graftTree({
+        onto: this.tree,
+        from: before,
+        to: after,
+        exclude: this.o.exclude,
+        made: this.made,
+        harness: this.added,
+      });
+    } catch (err) {
+      this.o.log.warn(`could not take the agent's changes apart from the harness's: ${describe(err)}`);
+    }
+  }
+
+  /**
+   * Runs one of the harness's own commands (a rubric run) and puts back what
+   * it changed in the working tree, once `fn` has read what it needs. With
+   * `at`, the working tree is first made that tree (given the one it has):
+   * the base's rubric runs on the base commit with the setup's changes.
+   */
+  async harness<T>(fn: () => Promise<T>, o: { at?: (now: string) => Promise<string> } = {}): Promise<T> {
+    const before = await this.snapshot();
+    let start = before;
+    if (o.at && before !== null) {
+      try {
+        await this.session.restoreTree(await o.at(before));
+        start = await this.snapshot();
+      } catch (err) {
+        this.o.log.warn(
+          `could not check the base out in the sandbox, so the rubric runs where the ticket starts: ${describe(err)}`,
+        );
+      }
+    }
+    let after: string | null = null;
+    try {
+      const result = await fn();
+      after = await this.snapshot();
+      return result;
+    } finally {
+      if (before !== null && after !== before) {
+        try {
+          await this.session.restoreTree(before);
+          if (start !== null && after !== null) this.remember([start, after]);
+        } catch (err) {
+          this.o.log.warn(`could not put back what the rubric changed in the sandbox: ${describe(err)}`);
+        }
+      }
+    }
+  }
+
+  /** The trees before and after the last harness run that changed the tree; null when none did. */
+  lastRun(): readonly [string, string] | null {
+    return this.added.at(-1) ?? null;
+  }
+
+  /** What the base's rubric adds (the host's cache keeps it): never taken from the agent either. */
+  madeByBase(paths: readonly string[]): void {
+    this.made = [...paths];
+  }
+
+  /**
+   * The paths a harness run added, as the sandbox's git lists them: hostile text, so at most
+   * MADE_KEPT plain one-line paths of at most 1,000 characters; [] when git cannot say.
+   */
+  async addedIn(run: readonly [string, string]): Promise<string[]> {
+    const [before, after] = run;
+    if (!OBJECT_ID.test(before) || !OBJECT_ID.test(after)) return [];
+    const r = await this.session.exec(
+      `git diff-tree -r -z --no-renames --name-only --diff-filter=A ${before} ${after}`,
+      { timeoutMs: 30_000, maxOutputBytes: 1024 * 1024 },
+    );
+    if (r.exitCode !== 0 || r.outputCapped) return [];
+    const paths = r.stdout.split('\0').filter((p) => p !== '' && p.length <= 1000 && !CONTROL.test(p));
+    return paths.slice(0, MADE_KEPT);
+  }
+
+  private remember(run: [string, string]): void {
+    if (run[0] === run[1]) return;
+    this.added.push(run);
+    // The first (the base's run) stays; of the rest, the latest.
+    if (this.added.length > HARNESS_RUNS_KEPT) this.added.splice(1, 1);
+  }
+
+  /** The working tree was reset to `start` (a commit): what the next commit holds starts over from it. */
+  startOver(start: string): void {
+    this.tree = start;
+  }
+
+  /** Commits the agent's work on top of `parent` (the host's HEAD); the new HEAD, or null when it changed nothing. */
+  commit(message: string, parent: string, o: { allowEmpty?: boolean } = {}): Promise<string | null> {
+    return this.session.commitAll(message, { tree: this.tree, parent, ...o });
+  }
+}
