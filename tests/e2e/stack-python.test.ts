@@ -92,7 +92,7 @@ function localBase(): string {
 
 const DEVCONTAINER_DOCKERFILE = `ARG BASE
 FROM \${BASE}
-RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-pytest && rm -rf /var/lib/apt/lists/*
+RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-pytest nodejs && rm -rf /var/lib/apt/lists/*
 `;
 
 describe.skipIf(!available)('a repository whose dev container builds its image', { timeout: 900_000 }, () => {
@@ -137,10 +137,19 @@ describe.skipIf(!available)('a repository whose dev container builds its image',
         ],
       });
       // No toolchain: pytest is in the dev container's image only, so a green rubric ran there.
+      // The image's own Node (Debian's 18, whose fetch ignores HTTPS_PROXY) reaches the registry
+      // through the egress proxy as in the default image: there is no other way out.
+      const nodeFetch = `node -e "fetch('https://registry.npmjs.org/',{method:'HEAD'}).then(r=>process.exit(r.ok?0:3),e=>{console.error('node fetch:',e.cause?.code??e.message);process.exit(4)})"`;
       const r = await chalkProject(rig, sc, ['run'], {
-        env: { CHALK_SPEC_CHECK: 'false', CHALK_TOOLCHAIN: '' },
+        env: {
+          CHALK_SPEC_CHECK: 'false',
+          CHALK_TOOLCHAIN: '',
+          CHALK_TEST_CMD: `${nodeFetch} && PYTHONPATH=src python3 -m pytest -q`,
+        },
         timeoutMs: 600_000,
       });
+      // Removed at the end whatever the outcome: a kept image would skip the next run's build.
+      made.push(...(r.stdout.match(/chalk-devcontainer:[0-9a-f]{12}|chalk-sandbox:dc-[0-9a-f]{12}/g) ?? []));
       expect(r.code, explain(r)).toBe(0);
       expect(r.stdout).toMatch(
         /^building the dev container's image chalk-devcontainer:[0-9a-f]{12} from \.devcontainer\/Dockerfile \(trusted on this machine\)$/m,
@@ -151,7 +160,6 @@ describe.skipIf(!available)('a repository whose dev container builds its image',
       );
       expect(sc.forge.calls().filter((c) => c.argv[0] === 'pr' && c.argv[1] === 'create')).toHaveLength(1);
       process.stdout.write(`devcontainer story: built and green to a request in ${r.ms} ms\n`);
-      made.push(...(r.stdout.match(/chalk-devcontainer:[0-9a-f]{12}|chalk-sandbox:dc-[0-9a-f]{12}/g) ?? []));
     } finally {
       sc.dispose();
       // The images this test made (the toolchain images are shared by the stack tests and kept).
