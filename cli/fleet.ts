@@ -266,9 +266,8 @@ export default class FleetCommand extends Command {
       const { head, rows } = statusLines(s);
       this.context.stdout.write(`${head.join('\n')}\n${table(rows)}`);
       const unfinished = unfinishedLine(s);
-      if (unfinished === null) return 0;
-      this.context.stderr.write(`chalk: ${unfinished}\n`);
-      return 1;
+      if (unfinished !== null) throw new UserError(unfinished);
+      return 0;
     });
   }
 }
