@@ -15,7 +15,7 @@ import { join } from 'node:path';
 
 const runs = Number(process.argv[2] ?? 30);
 const dist = join(import.meta.dirname, '..', 'dist');
-const bin = join(dist, 'cli', 'main.js');
+const bin = join(dist, 'cli', 'chalk.cjs');
 const root = mkdtempSync(join(tmpdir(), 'chalk-bench-cli-'));
 const repo = join(root, 'shop');
 const env = { ...process.env, XDG_STATE_HOME: join(root, 'state'), CHALK_DATABASE_URL: '', CHALK_PLUGINS: '' };

@@ -6,8 +6,9 @@ import type { CommandEntry } from './registry.js';
 
 // Every line a command prints may carry repository or sandbox text: both channels strip
 // control characters and escape sequences (core/text/terminal.ts), here and nowhere else.
-// They are made once the command is known: `chalk version` prints only Chalk's own
-// version and imports nothing (its start-up is node's; bench/cli-startup.mjs).
+// They are made once the command is known. `chalk version` is answered by the binary
+// (cli/chalk.cts, CommonJS: its start-up is node's; bench/cli-startup.mjs) before this
+// module loads; here it is answered only when main.js is run itself.
 let stdout: TerminalStream;
 let stderr: TerminalStream | undefined;
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 export default function setup() {
   const r = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { encoding: 'utf8' });
   if (r.status !== 0) process.stderr.write(`tsc reported errors while building dist/:\n${r.stdout}${r.stderr}\n`);
-  if (!existsSync(join(import.meta.dirname, '..', 'dist', 'cli', 'main.js')))
-    throw new Error('the build made no dist/cli/main.js');
+  for (const entry of ['chalk.cjs', 'main.js'])
+    if (!existsSync(join(import.meta.dirname, '..', 'dist', 'cli', entry)))
+      throw new Error(`the build made no dist/cli/${entry}`);
 }

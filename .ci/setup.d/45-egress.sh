@@ -3,4 +3,4 @@
 # built once here so no test waits for it; a run builds it on first need otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-node dist/cli/main.js sandbox build
+node dist/cli/chalk.cjs sandbox build

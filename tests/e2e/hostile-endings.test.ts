@@ -138,7 +138,7 @@ describe.skipIf(!available)('hostile repository: how a run ends is said plainly'
     expect({ code: run.code, signal: run.signal }, run.stderr).toEqual({ code: 0, signal: null });
     expect(run.stderr).not.toMatch(/EPIPE|\n\s+at /);
     expect(await containers(sc)).toEqual([]);
-    for (const args of [['decider', 'status'], ['status'], ['config'], ['--help'], ['why', sc.ticket]]) {
+    for (const args of [['version'], ['decider', 'status'], ['status'], ['config'], ['--help'], ['why', sc.ticket]]) {
       const r = await chalk(rig, sc, args, { closedStdout: true });
       // Quiet: no stack trace, no EPIPE (a command's own warnings may still go to stderr).
       expect({ args, code: r.code, trace: /EPIPE|Unhandled|\n\s+at /.test(r.stderr) }).toEqual({

@@ -3,7 +3,7 @@ import { mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export const CHALK_BIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
+export const CHALK_BIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'chalk.cjs');
 
 export interface CliResult {
   code: number;

@@ -12,7 +12,7 @@ import { dockerReachable, labelledContainers, makeTestRepo, TEST_IMAGE, testSand
  * and the image build through the Docker API.
  */
 const available = await dockerReachable();
-const cli = new URL('../../dist/cli/main.js', import.meta.url).pathname;
+const cli = new URL('../../dist/cli/chalk.cjs', import.meta.url).pathname;
 if (available && !existsSync(cli)) throw new Error('dist/ is missing: run npx tsc -p tsconfig.build.json first');
 
 /** The base the local image was built on (CI exports it; the debootstrapped base otherwise). */
