@@ -4,6 +4,7 @@ import type { Verdict } from '../../fingerprint/verdict.js';
 import type { AgentResult } from '../../ports/agent.js';
 import type { CallRecord } from '../../ports/store.js';
 import { oneLine, quoted } from '../../text/model.js';
+import { usd } from '../../text/money.js';
 import type { RunContext } from './context.js';
 
 /** What one call adds to its `runs` row beyond the agent's result. */
@@ -64,7 +65,7 @@ export function callRecord(ctx: RunContext, result: AgentResult, f: CallFacts): 
 }
 
 /** Money as the log shows it. */
-export const usd = (v: number) => `$${(Number.isFinite(v) ? v : 0).toFixed(2)}`;
+export { usd };
 /** A duration in whole seconds as the log shows it. */
 export const secs = (ms: number) => `${Math.round(ms / 1000)}s`;
 

@@ -2,6 +2,7 @@ import { type BlockedHost, firstSentence } from '../../egress/report.js';
 import type { LoopHooks, PrBodyContext } from '../../kernel/hooks.js';
 import { specTitle } from '../../spec/checkpoints.js';
 import { oneLine } from '../../text/model.js';
+import { usd } from '../../text/money.js';
 
 /**
  * The pull or merge request a finished ticket opens: its title is the spec's
@@ -68,7 +69,8 @@ export const REVIEW_SUMMARY_MAX = 2000;
 /** Model-written text as a request body shows it: one line in a code span (nothing in it renders). */
 export const inertText = (text: string, max = REVIEW_SUMMARY_MAX): string => inlineCode(oneLine(text, max));
 
-export const dollars = (usd: number) => `$${(Number.isFinite(usd) ? usd : 0).toFixed(2)}`;
+/** Money as a request body shows it. */
+export const dollars = usd;
 
 export function prBody(input: PrBodyInput): string {
   const items = [

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { RunTotals } from '../../ports/store.js';
+import { usd } from '../../text/money.js';
 import type { LoopCounts } from '../base/policy.js';
-import { usd } from '../base/record.js';
 
 /**
  * Resuming a run that ended without an ending, pure. A run writes its record
