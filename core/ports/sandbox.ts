@@ -176,6 +176,9 @@ export interface GraftOptions {
 /** An object id as git prints it (SHA-1 or SHA-256). */
 export const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
+/** What a sandbox script printed as a tree id, when it is one (trimmed); null otherwise. */
+export const treeIdIn = (text: string): string | null => (OBJECT_ID.test(text.trim()) ? text.trim() : null);
+
 /** The environment of the shipped graft script: object ids checked, never spliced into a command. */
 export function graftEnv(o: GraftOptions): Record<string, string> {
   const ids = [o.onto, o.from, o.to, ...(o.harness ?? []).flat()];
@@ -210,6 +213,14 @@ export interface StateSaveOptions {
   maxBytes: number;
   timeoutMs?: number;
   signal?: AbortSignal;
+}
+
+/** The two tree ids `SandboxSession.treeIds` gives. */
+export interface TreeIds {
+  /** The whole working tree (tracked and untracked, not ignored). */
+  whole: string | null;
+  /** The same without the paths left out. */
+  without: string | null;
 }
 
 /** A saved state: its size on the host, or why nothing was kept (one line). */
@@ -270,6 +281,12 @@ export interface SandboxSession {
   reset(): Promise<void>;
   /** The tree id of everything in the working tree (tracked and untracked, not ignored), minus `exclude` pathspecs; null when git fails. */
   treeId(exclude?: string[]): Promise<string | null>;
+  /**
+   * In one call, the tree id of the working tree minus `exclude` pathspecs and the
+   * `unlessIgnored` paths git does not ignore (`without`), and of the whole tree
+   * (`whole`, as `treeId()`); each null when git fails.
+   */
+  treeIds(o: { exclude: string[]; unlessIgnored: string[] }): Promise<TreeIds>;
   /** Stops and removes the container; safe to call more than once. */
   stop(): Promise<void>;
   /**

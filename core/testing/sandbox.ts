@@ -36,6 +36,8 @@ import {
   type SandboxSpec,
   type SavedState,
   type StateSaveOptions,
+  type TreeIds,
+  treeIdIn,
 } from '../ports/sandbox.js';
 import { KeptOutput } from '../process/kept-output.js';
 
@@ -376,10 +378,23 @@ export class TempSandboxSession implements SandboxSession {
 
   async treeId(exclude: string[] = []): Promise<string | null> {
     try {
-      const id = await this.script('tree-id', { EXCLUDE: exclude.join('\n') });
-      return /^[0-9a-f]{40,64}$/.test(id) ? id : null;
+      return treeIdIn(await this.script('tree-id', { EXCLUDE: exclude.join('\n') }));
     } catch {
       return null;
+    }
+  }
+
+  async treeIds(o: { exclude: string[]; unlessIgnored: string[] }): Promise<TreeIds> {
+    try {
+      const out = await this.script('tree-id', {
+        EXCLUDE: o.exclude.join('\n'),
+        UNLESS_IGNORED: o.unlessIgnored.join('\n'),
+        WHOLE: '1',
+      });
+      const [without = '', whole = ''] = out.split('\n');
+      return { whole: treeIdIn(whole), without: treeIdIn(without) };
+    } catch {
+      return { whole: null, without: null };
     }
   }
 

@@ -19,6 +19,8 @@ import {
   type SandboxSpec,
   type SavedState,
   type StateSaveOptions,
+  type TreeIds,
+  treeIdIn,
   UserError,
 } from '../../core/plugin.js';
 import { engineGone, statusOf } from './docker.js';
@@ -373,10 +375,23 @@ export class DockerSandboxSession implements SandboxSession {
 
   async treeId(exclude: string[] = []): Promise<string | null> {
     try {
-      const id = await this.git('tree-id', { EXCLUDE: exclude.join('\n') });
-      return /^[0-9a-f]{40,64}$/.test(id) ? id : null;
+      return treeIdIn(await this.git('tree-id', { EXCLUDE: exclude.join('\n') }));
     } catch {
       return null;
+    }
+  }
+
+  async treeIds(o: { exclude: string[]; unlessIgnored: string[] }): Promise<TreeIds> {
+    try {
+      const out = await this.git('tree-id', {
+        EXCLUDE: o.exclude.join('\n'),
+        UNLESS_IGNORED: o.unlessIgnored.join('\n'),
+        WHOLE: '1',
+      });
+      const [without = '', whole = ''] = out.split('\n');
+      return { whole: treeIdIn(whole), without: treeIdIn(without) };
+    } catch {
+      return { whole: null, without: null };
     }
   }
 

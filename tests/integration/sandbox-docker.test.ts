@@ -283,4 +283,20 @@ describe.skipIf(!available)('sandbox-docker on the real engine', { timeout: 180_
     expect(await session.treeId()).toBe(clean);
     expect((await session.exec('git status --porcelain')).stdout).toBe('');
   });
+
+  it('gives both tree ids in one call: the whole tree, and the tree without the notes and a tracked report', async () => {
+    await session.exec('mkdir -p specs out && echo n > specs/SBX-1.notes.md && echo r > out/report.xml');
+    const exclude = ['specs/*.notes.md'];
+    const tracked = await session.treeIds({ exclude, unlessIgnored: ['out/report.xml'] });
+    expect(tracked.whole).toBe(await session.treeId());
+    expect(tracked.without).toBe(await session.treeId([...exclude, 'out/report.xml']));
+    expect(tracked.without).not.toBe(tracked.whole);
+    // An ignored report is outside the tree anyway: left out without a pathspec git would refuse.
+    await session.exec('echo out/ > .git/info/exclude');
+    const ignored = await session.treeIds({ exclude, unlessIgnored: ['out/report.xml'] });
+    expect(ignored.without).toBe(await session.treeId(exclude));
+    expect(ignored.whole).toBe(await session.treeId());
+    await session.exec('rm -rf out specs .git/info/exclude');
+    await session.reset();
+  });
 });

@@ -84,6 +84,20 @@ describe('TempSandbox', () => {
     expect((await s.exec('git cat-file -p "$(git write-tree)":spec.md')).stdout).toBe('- [ ] a\n');
   });
 
+  it('gives the whole tree id and the one without the paths left out in one call, as the sandbox script does', async () => {
+    const s = await open();
+    const git = 'git -c user.name=t -c user.email=t@example.com';
+    await s.exec(`git init -q . && echo a > a && git add a && ${git} commit -q -m a`);
+    await s.exec('mkdir -p specs && echo n > specs/T-1.notes.md && echo r > report.xml');
+    const both = await s.treeIds({ exclude: ['specs/*.notes.md'], unlessIgnored: ['report.xml'] });
+    expect(both.whole).toBe(await s.treeId());
+    expect(both.without).toBe(await s.treeId(['specs/*.notes.md', 'report.xml']));
+    await s.exec('echo report.xml > .gitignore');
+    const ignored = await s.treeIds({ exclude: ['specs/*.notes.md'], unlessIgnored: ['report.xml'] });
+    expect(ignored.without).toBe(await s.treeId(['specs/*.notes.md']));
+    expect(ignored.without).not.toBe(ignored.whole);
+  });
+
   it('puts only plain names into /chalk, and removes everything when stopped', async () => {
     const s = await open();
     await s.putFile('system.md', 'be good');

@@ -71,10 +71,14 @@ export class AgentWork {
    * Runs one of the harness's own commands (a rubric run) and puts back what
    * it changed in the working tree, once `fn` has read what it needs. With
    * `at`, the working tree is first made that tree (given the one it has):
-   * the base's rubric runs on the base commit with the setup's changes.
+   * the base's rubric runs on the base commit with the setup's changes. With `before`, that is
+   * the tree now, taken by the caller just before (in the same call as the fingerprint's).
    */
-  async harness<T>(fn: () => Promise<T>, o: { at?: (now: string) => Promise<string> } = {}): Promise<T> {
-    const before = await this.snapshot();
+  async harness<T>(
+    fn: () => Promise<T>,
+    o: { at?: (now: string) => Promise<string>; before?: string | null } = {},
+  ): Promise<T> {
+    const before = o.before === undefined ? await this.snapshot() : o.before;
     let start = before;
     if (o.at && before !== null) {
       try {

@@ -3,7 +3,7 @@ import { timedOutNote } from '../../config/limits.js';
 import { type Fingerprint, fingerprintFailure, fingerprintPass } from '../../fingerprint/fingerprint.js';
 import type { RulesMode } from '../../fingerprint/streak.js';
 import { writeHostFile } from '../../fs/host-file.js';
-import { SANDBOX_PATHS, SandboxFileError, type SandboxSession } from '../../ports/sandbox.js';
+import { SANDBOX_PATHS, SandboxFileError, type SandboxSession, type TreeIds } from '../../ports/sandbox.js';
 import type { RunContext } from '../base/context.js';
 import { shellWord as quote, runLogged } from '../base/logged-exec.js';
 import { notesFile } from '../base/prompt.js';
@@ -107,22 +107,18 @@ export async function runRubric(
 }
 
 /**
- * The loop's fingerprint, taken before anything is committed: T and E from a
- * failed run's output (or report), D from the working tree (the notes file
- * and the report left out).
+ * The trees a fingerprinted loop's rubric needs, taken in one call before it runs: the whole
+ * tree (what the harness puts back after the run) and D, the tree the agent left without the
+ * notes file and the report (unless git ignores it, which leaves it outside the tree anyway).
  */
-export async function takeFingerprint(
-  ctx: RunContext,
-  session: SandboxSession,
-  rubric: RubricRun,
-  reportPath: string,
-): Promise<Fingerprint> {
-  // git refuses a pathspec naming an ignored file, and an ignored report is outside the tree anyway.
-  const reportTracked =
-    reportPath !== '' && (await session.exec(`git check-ignore -q -- ${quote(reportPath)}`)).exitCode !== 0;
-  const exclude = [notesFile(ctx.ticket), ...(reportTracked ? [reportPath] : [])];
-  const treeId = (await session.treeId(exclude)) ?? '';
+export function fingerprintTrees(ctx: RunContext, session: SandboxSession, reportPath: string): Promise<TreeIds> {
+  return session.treeIds({ exclude: [notesFile(ctx.ticket)], unlessIgnored: reportPath === '' ? [] : [reportPath] });
+}
+
+/** The loop's fingerprint: T and E from a failed run's output (or report), D the tree the agent left. */
+export function takeFingerprint(rubric: RubricRun, treeId: string | null): Fingerprint {
+  const d = treeId ?? '';
   return rubric.exitCode === 0
-    ? fingerprintPass(treeId)
-    : fingerprintFailure({ log: rubric.log, report: rubric.report, treeId, repoDir: SANDBOX_PATHS.repo });
+    ? fingerprintPass(d)
+    : fingerprintFailure({ log: rubric.log, report: rubric.report, treeId: d, repoDir: SANDBOX_PATHS.repo });
 }

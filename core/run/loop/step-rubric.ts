@@ -6,7 +6,14 @@ import { SANDBOX_PATHS } from '../../ports/sandbox.js';
 import { noteEgress } from '../base/egress.js';
 import type { Run } from '../base/run.js';
 import { beyondBase } from './base-rules.js';
-import { type RubricRun, rubricSettings, runRubric, TIMEOUT_EXIT, takeFingerprint } from './rubric.js';
+import {
+  fingerprintTrees,
+  type RubricRun,
+  rubricSettings,
+  runRubric,
+  TIMEOUT_EXIT,
+  takeFingerprint,
+} from './rubric.js';
 import type { LoopCall } from './step-call.js';
 import { rerunFailed } from './step-rerun.js';
 
@@ -30,8 +37,8 @@ export interface LoopRubric {
 
 /**
  * The harness's own rubric run after the call, and the loop's fingerprint (when rules are not off
- * and the agent finished). What the run changed in the tree is put back (work.ts) before the
- * fingerprint reads it. Green: it passed, or under CHALK_BASELINE=known it failed only where the
+ * and the agent finished). The fingerprint's D is the tree before the run, taken with the tree the
+ * run's changes are put back to (work.ts) in one call. Green: it passed, or under CHALK_BASELINE=known it failed only where the
  * base did. A rubric that could not start is the environment's failure. A failed run whose
  * failing tests are known runs once more on the same tree (step-rerun.ts, unless
  * CHALK_RERUN_FAILED=off). The loop's outcome stays the first run's: a flaky failure is no progress.
@@ -52,11 +59,15 @@ async function rubricRuns(run: Run, call: LoopCall): Promise<LoopRubric> {
   const { ctx, deps, session } = run;
   const settings = rubricSettings(run);
   const started = deps.clock.now().getTime();
-  const rubric = await run.work.harness(() => runRubric(ctx, session, settings, run.signal));
-  const ms = deps.clock.now().getTime() - started;
-  const fingerprint = shouldFingerprint(run.rules, call.result.status === 'ok')
-    ? await takeFingerprint(ctx, session, rubric, settings.reportPath)
+  // D and the tree the run is put back to, in one call before it (nothing runs between them).
+  const trees = shouldFingerprint(run.rules, call.result.status === 'ok')
+    ? await fingerprintTrees(ctx, session, settings.reportPath)
     : null;
+  const rubric = await run.work.harness(() => runRubric(ctx, session, settings, run.signal), {
+    ...(trees ? { before: trees.whole } : {}),
+  });
+  const ms = deps.clock.now().getTime() - started;
+  const fingerprint = trees ? takeFingerprint(rubric, trees.without) : null;
   const failed = rubric.exitCode !== 0;
   const tests = fingerprint
     ? fingerprint.tests
