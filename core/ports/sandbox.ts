@@ -179,6 +179,23 @@ export const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 /** What a sandbox script printed as a tree id, when it is one (trimmed); null otherwise. */
 export const treeIdIn = (text: string): string | null => (OBJECT_ID.test(text.trim()) ? text.trim() : null);
 
+/**
+ * `SandboxSession.treeIds` over a sandbox's way of running tree-id.sh (`script`: its env in,
+ * its stdout out, throwing when it fails): both ids from the one call, null where git failed.
+ */
+export async function treeIdsBy(
+  script: (env: Record<string, string>) => Promise<string>,
+  o: { exclude: string[]; unlessIgnored: string[] },
+): Promise<TreeIds> {
+  try {
+    const out = await script({ EXCLUDE: o.exclude.join('\n'), UNLESS_IGNORED: o.unlessIgnored.join('\n'), WHOLE: '1' });
+    const [without = '', whole = ''] = out.split('\n');
+    return { whole: treeIdIn(whole), without: treeIdIn(without) };
+  } catch {
+    return { whole: null, without: null };
+  }
+}
+
 /** The environment of the shipped graft script: object ids checked, never spliced into a command. */
 export function graftEnv(o: GraftOptions): Record<string, string> {
   const ids = [o.onto, o.from, o.to, ...(o.harness ?? []).flat()];

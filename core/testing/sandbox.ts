@@ -38,6 +38,7 @@ import {
   type StateSaveOptions,
   type TreeIds,
   treeIdIn,
+  treeIdsBy,
 } from '../ports/sandbox.js';
 import { KeptOutput } from '../process/kept-output.js';
 
@@ -384,18 +385,8 @@ export class TempSandboxSession implements SandboxSession {
     }
   }
 
-  async treeIds(o: { exclude: string[]; unlessIgnored: string[] }): Promise<TreeIds> {
-    try {
-      const out = await this.script('tree-id', {
-        EXCLUDE: o.exclude.join('\n'),
-        UNLESS_IGNORED: o.unlessIgnored.join('\n'),
-        WHOLE: '1',
-      });
-      const [without = '', whole = ''] = out.split('\n');
-      return { whole: treeIdIn(whole), without: treeIdIn(without) };
-    } catch {
-      return { whole: null, without: null };
-    }
+  treeIds(o: { exclude: string[]; unlessIgnored: string[] }): Promise<TreeIds> {
+    return treeIdsBy((env) => this.script('tree-id', env), o);
   }
 
   saveState(dest: string, opts: StateSaveOptions): Promise<SavedState> {

@@ -21,6 +21,7 @@ import {
   type StateSaveOptions,
   type TreeIds,
   treeIdIn,
+  treeIdsBy,
   UserError,
 } from '../../core/plugin.js';
 import { engineGone, statusOf } from './docker.js';
@@ -381,18 +382,8 @@ export class DockerSandboxSession implements SandboxSession {
     }
   }
 
-  async treeIds(o: { exclude: string[]; unlessIgnored: string[] }): Promise<TreeIds> {
-    try {
-      const out = await this.git('tree-id', {
-        EXCLUDE: o.exclude.join('\n'),
-        UNLESS_IGNORED: o.unlessIgnored.join('\n'),
-        WHOLE: '1',
-      });
-      const [without = '', whole = ''] = out.split('\n');
-      return { whole: treeIdIn(whole), without: treeIdIn(without) };
-    } catch {
-      return { whole: null, without: null };
-    }
+  treeIds(o: { exclude: string[]; unlessIgnored: string[] }): Promise<TreeIds> {
+    return treeIdsBy((env) => this.git('tree-id', env), o);
   }
 
   saveState(dest: string, opts: StateSaveOptions): Promise<SavedState> {
