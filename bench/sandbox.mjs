@@ -576,6 +576,7 @@ async function measureLoops(repo, label) {
             base: base[v],
             target: { kind: 'fast-forward', branch: BRANCH },
             textbook: '.chalk/textbook.md',
+            forgeGuarded: [],
           });
           if (home.kind !== 'home')
             throw new Error(`bringHome: ${home.kind} ${home.reason ?? home.verdict?.reason ?? ''}`);
