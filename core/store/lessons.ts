@@ -162,7 +162,10 @@ const rowData = (a: string) => `coalesce(${a}.list, substring(bit_send(${a}.bits
 const rowLen = (a: string) => `CASE WHEN ${a}.bits IS NULL THEN length(${a}.list) ELSE -${USED(a)} END`;
 
 /**
- * One statement reads what a recall needs from lesson_bits, by primary key: the bitmap of each
+ * One statement reads what a recall needs from lesson_bits, by primary key (one index scan for all
+ * the trigrams: their array is a subquery's, whose length the planner does not guess, so it never
+ * prefers joining them to the whole family by hash, as it did on a database never analysed, as
+ * PGlite's is): the bitmap of each
  * trigram of the query texts in the family ($1), per chunk in one value (`data`, base64: each row's
  * list or bitmap in turn, `lens` as rowLen gives it, `sets` which texts
  * have the trigram: bit 0 the first, $2, bit 1 the second, $3; the aggregates of one group see its
@@ -174,7 +177,7 @@ export const BITS_SQL = `WITH q AS (
     SELECT t, bit_or(w) AS w FROM (SELECT unnest(show_trgm($2)) AS t, 1 AS w
                                    UNION ALL SELECT unnest(show_trgm($3)), 2) x GROUP BY t),
   t AS (SELECT q.w, b.chunk, ${rowData('b')} AS data, ${rowLen('b')} AS len
-        FROM q JOIN lesson_bits b ON b.kind = $1 AND b.name = q.t)
+        FROM lesson_bits b JOIN q ON q.t = b.name WHERE b.kind = $1 AND b.name = ANY (ARRAY(SELECT t FROM q)))
   SELECT chunk, array_agg(w) AS sets, array_agg(len) AS lens, NULL::text[] AS names,
          encode(string_agg(data, ''::bytea), 'base64') AS data, NULL AS name
     FROM t GROUP BY chunk
@@ -318,14 +321,16 @@ export async function lexicalLessons(db: Pool, shape: Shape, q: LexicalQuery): P
 }
 
 /**
- * Spec mode's first statement: per chunk, the lesson_spec_anchors rows of the spec's trigrams ($1,
+ * Spec mode's first statement: per chunk, the lesson_spec_anchors rows of the spec's trigrams (one
+ * index scan, as BITS_SQL's; $1,
  * as core/store/trigram.ts makes them, when they are Postgres's; else show_trgm($3)), as BITS_SQL
  * reads a family's; the trigram-count planes 'm', the flags and the repository's lessons ($2); and
  * Postgres's trigrams of the spec when $1 is null (`names` of the row without a chunk).
  */
 export const SPEC_SQL = `SELECT a.chunk, array_agg(1) AS sets, array_agg(${rowLen('a')}) AS lens,
          NULL::text[] AS names, encode(string_agg(${rowData('a')}, ''::bytea), 'base64') AS data, NULL AS name
-    FROM lesson_spec_anchors a WHERE a.name = ANY (coalesce($1::text[], show_trgm($3))) GROUP BY a.chunk
+    FROM lesson_spec_anchors a WHERE a.name = ANY (ARRAY(SELECT unnest(coalesce($1::text[], show_trgm($3)))))
+    GROUP BY a.chunk
   UNION ALL ${flagsSql(`'{m,r,g}'::text[]`, '$2')}
   UNION ALL SELECT NULL, NULL, NULL, show_trgm($3), NULL, NULL WHERE $1::text[] IS NULL`;
 
