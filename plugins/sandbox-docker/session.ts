@@ -326,9 +326,9 @@ export class DockerSandboxSession implements SandboxSession {
     return id;
   }
 
-  async restoreTree(tree: string): Promise<void> {
+  async restoreTree(tree: string): Promise<string | null> {
     if (!OBJECT_ID.test(tree)) throw new Error(`not an object id: ${JSON.stringify(tree)}`);
-    await this.git('restore', { TREE: tree });
+    return treeIdIn(await this.git('restore', { TREE: tree }));
   }
 
   /**
