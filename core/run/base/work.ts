@@ -65,6 +65,11 @@ export class AgentWork {
     this.settled = null;
     if (after === undefined) after = await this.session.treeId();
     if (before === null || after === null || before === after) return;
+    // Nothing to leave out, on top of the tree the call started from: the graft would make `after` itself.
+    if (this.tree === before && this.o.exclude.length === 0 && this.made.length === 0 && this.added.length === 0) {
+      this.tree = after;
+      return;
+    }
     try {
       this.tree = await this.session.graftTree({
         onto: this.tree,
