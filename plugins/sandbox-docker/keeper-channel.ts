@@ -167,6 +167,8 @@ export class KeeperChannel {
     } catch (err) {
       throw engineGone(err);
     }
+    // The channel alone never keeps the process alive: a request in flight has its timer.
+    (stream as unknown as { unref?: () => void }).unref?.();
     const channel = new KeeperChannel(container, stream);
     const reader = new AnswerReader({ next: () => channel.pending.shift(), fail: (e) => channel.fail(e) });
     // The keeper's own stderr (a shell's complaint) is not an answer: dropped.

@@ -41,6 +41,9 @@ const READ_TIMEOUT_MS = 120_000;
 /** How long the keeper gets to come up, and to finish a round of reaping. */
 const KEEPER_TIMEOUT_MS = 20_000;
 
+/** The most of a script's text output (and of any stderr) the keeper reads back. */
+const TEXT_ANSWER_BYTES = 1024 * 1024;
+
 /** What the memory cgroup says of OOM kills (v2, then v1), read as root. */
 const OOM_COUNT = {
   name: 'oom-count',
@@ -171,7 +174,8 @@ export class DockerSandboxSession implements SandboxSession {
     const r = await (await this.channel).run({
       user: this.settings.user,
       cwd: '/work',
-      cap: this.settings.maxOutputBytes,
+      // The harness's scripts print ids and a line or two; the keeper reads text a byte at a time.
+      cap: Math.min(this.settings.maxOutputBytes, TEXT_ANSWER_BYTES),
       ...o,
     });
     if (o.reapAfter && !r.timedOut) this.dirty = false;
