@@ -25,7 +25,7 @@
 # With REAP=1 every process left is ended once it exits, before its output is
 # read, so nothing it left behind can change that output. MODE t: the outputs
 # are read back as text (the keeper's builtin read: no NUL bytes), at most CAP
-# bytes each; MODE b: stdout is sent as it is (a bundle, a file), nothing when
+# bytes each (stderr at most 1 MiB); MODE b: stdout is sent as it is (a bundle, a file), nothing when
 # it is over CAP bytes. The answer: a line `ID EXIT OUTLEN ERRLEN FLAGS`, then
 # the bytes of stdout and of stderr. FLAGS: `-`, or `c` when stdout was over
 # CAP. Nothing a command runs can write into the channel: its stdin, stdout and
@@ -107,7 +107,8 @@ run() { # the fields of a `run` request, in F
   fi
   [ "$reapafter" = 1 ] && reap
   err=
-  { read -r -N "$cap" err <"$e"; } 2>/dev/null
+  # stderr is text, read a byte at a time: at most 1 MiB of it.
+  { read -r -N "$((cap < 1048576 ? cap : 1048576))" err <"$e"; } 2>/dev/null
   if [ "$mode" = b ]; then
     size=$(find "$o" -maxdepth 0 -printf '%s')
     if [ "${size:-0}" -gt "$cap" ]; then
