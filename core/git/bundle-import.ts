@@ -303,14 +303,15 @@ export async function importBundle(o: ImportBundleOptions): Promise<ImportedBund
     return p;
   };
   const ref = settle(targetRef(o));
-  const base = settle(HEX_OID.test(o.base) ? resolveCommit(cwd, o.base) : Promise.resolve(null));
+  const state = settle(hostState(cwd, o.base));
+  const base = state.then((h) => h.base);
   const worktree = o.target.kind === 'fast-forward' ? settle(readWorktree(cwd)) : null;
   const quarantine = settle(makeQuarantine(cwd, dir));
   try {
     const target = await ref;
     const from = await base;
     if (!from) throw refuse('bad-target', `the sandbox's base ${oneLine(o.base)} is not a commit in ${cwd}`);
-    const targetState = settle(checkTarget(o, target, from));
+    const targetState = settle(checkTarget(o, target, from, await state));
     const copy = await privateCopy(o.bundle, dir, maxBytes);
     const limits = o.limits ?? DEFAULT_HOME_LIMITS;
     const listed = settle(bundleHeads(cwd, copy).catch(() => null));
@@ -371,20 +372,43 @@ async function targetRef(o: ImportBundleOptions): Promise<string> {
 }
 
 /** The target as the caller said: the branch checked out at `base`, or a branch that does not exist yet. */
-async function checkTarget(o: ImportBundleOptions, ref: string, base: string): Promise<void> {
+/** The base as a commit (null: it names none), HEAD and the checked-out branch (null: detached). */
+interface HostState {
+  base: string | null;
+  head: string | null;
+  branch: string | null;
+}
+
+/** The base, HEAD and the branch in one git call; one by one when that fails, so each gets its own line. */
+async function hostState(cwd: string, base: string): Promise<HostState> {
+  if (!HEX_OID.test(base)) return { base: null, head: null, branch: null };
+  const r = await hostGit(['rev-parse', `${base}^{commit}`, 'HEAD', '--symbolic-full-name', 'HEAD'], { cwd });
+  const [commit = '', head = '', name = ''] = r.stdout.split('\n');
+  if (r.code === 0 && HEX_OID.test(commit) && HEX_OID.test(head)) {
+    return { base: commit, head, branch: name.startsWith('refs/heads/') ? name.slice('refs/heads/'.length) : null };
+  }
+  const [b, h, branch] = await Promise.all([
+    resolveCommit(cwd, base),
+    revParse(cwd, 'HEAD').catch(() => null),
+    currentBranchName(cwd),
+  ]);
+  return { base: b, head: h, branch };
+}
+
+/** The target as the caller said: the branch checked out at `base`, or a branch that does not exist yet. */
+async function checkTarget(o: ImportBundleOptions, ref: string, base: string, state: HostState): Promise<void> {
   if (o.target.kind === 'branch') {
     if (await refExists(o.cwd, ref)) throw refuse('bad-target', `branch ${o.target.name} already exists`);
     return;
   }
-  const branch = await currentBranchName(o.cwd);
+  const { branch, head } = state;
   if (branch !== o.target.branch) {
     throw refuse('head-moved', `${o.cwd} has ${branch ?? 'a detached HEAD'} checked out, not ${o.target.branch}`);
   }
-  const head = await revParse(o.cwd, 'HEAD');
   if (head !== base) {
     throw refuse(
       'head-moved',
-      `${o.target.branch} moved to ${short(head)} while the sandbox worked from ${short(base)}`,
+      `${o.target.branch} moved to ${short(head ?? 'nothing')} while the sandbox worked from ${short(base)}`,
     );
   }
 }
