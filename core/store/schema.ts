@@ -25,9 +25,12 @@ import { SHARE_DIR } from '../paths.js';
  *    the signature and of coalesce(first_error, signature), their trigram counts' bits, and the
  *    flags the rules filter on), kept by triggers on lessons and back-filled; version 6's GiST and
  *    GIN indexes on the two texts and version 7's lesson_trgms, which it replaces, dropped.
+ * 10: the report card's rollup: report_calls, report_loops, report_tickets, report_tests (per UTC day),
+ *    report_runs and report_retries (per run), kept by triggers on runs and back-filled, and
+ *    runs_loop_cost_idx for the exact loop-cost percentiles.
  * Every earlier version's file is in tests/fixtures/schema/, and the upgrade from each is tested.
  */
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 
 /** Any fixed number: the advisory lock that serialises schema application across processes. */
 const SCHEMA_LOCK = 7_242_001;
