@@ -128,7 +128,70 @@ export interface RawReport {
   tickets: RawTickets;
 }
 
-export function querySql(name: (typeof QUERIES)[number] | typeof STUCK_ANSWERS_QUERY): string {
+/** The card's stuck answers (answers.sql): the gate's of all history, the window's others grouped. */
+export const ANSWERS_QUERY = 'answers';
+
+interface AnswersDoc {
+  keys: [string, string][];
+  gated: [string, string, string, number, boolean, boolean, boolean][];
+  others: [string, string, string, 'yes' | 'no', number, boolean, boolean, number][];
+}
+
+/**
+ * The stuck answers the card judges, from answers.sql's document: every shadow yes, each of the
+ * window's other answers (as many as were grouped), and a placeholder outside the window for a
+ * (URL, model) with neither, so the gate lists it. The gate and the bands count exactly what they
+ * would over every answer: the gate reads only shadow yeses, the bands only the window's.
+ */
+export function answersOf(doc: AnswersDoc): RawDecider['answers'] {
+  const out: RawDecider['answers'] = [];
+  const seen = new Set<string>();
+  for (const [url, model, run, confidence, inWindow, laterProgress, detained] of doc.gated) {
+    seen.add(JSON.stringify([url, model]));
+    out.push({
+      url,
+      model,
+      run,
+      mode: 'shadow',
+      answer: 'yes',
+      confidence,
+      in_window: inWindow,
+      later_progress: laterProgress,
+      detained,
+    });
+  }
+  for (const [url, model, mode, answer, confidence, laterProgress, detained, n] of doc.others) {
+    seen.add(JSON.stringify([url, model]));
+    for (let i = 0; i < Number(n); i++)
+      out.push({
+        url,
+        model,
+        run: '',
+        mode,
+        answer,
+        confidence,
+        in_window: true,
+        later_progress: laterProgress,
+        detained,
+      });
+  }
+  for (const [url, model] of doc.keys)
+    if (!seen.has(JSON.stringify([url, model])))
+      out.push({
+        url,
+        model,
+        run: '',
+        mode: '',
+        answer: 'no',
+        confidence: 0,
+        in_window: false,
+        later_progress: false,
+        detained: false,
+      });
+  return out;
+}
+
+export function querySql(name: (typeof QUERIES)[number] | typeof STUCK_ANSWERS_QUERY | typeof ANSWERS_QUERY): string {
   return readFileSync(join(SHARE_DIR, 'dashboard', `${name}.sql`), 'utf8');
 }
 
@@ -181,35 +244,61 @@ async function loopCostPercentile(
   return low + frac * (high - low);
 }
 
+/** Opens a read-only REPEATABLE READ transaction (on `snapshot`, another's exported one, when given). */
+async function begin(db: PoolClient, snapshot?: string): Promise<void> {
+  await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+  if (snapshot !== undefined) await db.query(`SET TRANSACTION SNAPSHOT '${snapshot.replace(/[^0-9A-F-]/gi, '')}'`);
+  // The window's groupings hash tens of thousands of rollup rows: in memory, not spilled to disk.
+  await db.query(`SET LOCAL work_mem = '64MB'`);
+}
+
 /**
  * Runs every query for the window in one read-only snapshot (the rollup and the rows it is read
- * beside agree); numbers stored as numeric arrive as JSON numbers.
+ * beside agree); numbers stored as numeric arrive as JSON numbers. With `parallel` (a Postgres
+ * server, whose pool has four connections) the queries run at once on connections that share the
+ * first one's exported snapshot; the embedded server has one session, so there they run in turn.
  */
-export async function loadReport(pool: Pool, w: Window): Promise<RawReport> {
-  const db = await pool.connect();
+export async function loadReport(pool: Pool, w: Window, opts: { parallel?: boolean } = {}): Promise<RawReport> {
+  const first = await pool.connect();
+  const more: PoolClient[] = [];
   try {
-    await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    // The window's groupings hash tens of thousands of rollup rows: in memory, not spilled to disk.
-    await db.query(`SET LOCAL work_mem = '64MB'`);
-    const out: Record<string, unknown> = {};
-    for (const q of QUERIES) {
-      const r = await db.query<{ doc: unknown }>(querySql(q), [w.days, w.repo]);
-      out[q] = r.rows[0]?.doc;
+    await begin(first);
+    const run = async (db: PoolClient, name: (typeof QUERIES)[number] | typeof ANSWERS_QUERY) =>
+      (await db.query<{ doc: unknown }>(querySql(name), [w.days, w.repo])).rows[0]?.doc;
+    let docs: unknown[];
+    if (opts.parallel) {
+      const snap = (await first.query<{ s: string }>('SELECT pg_export_snapshot() AS s')).rows[0]?.s as string;
+      for (let i = 0; i < 3; i++) {
+        const c = await pool.connect();
+        more.push(c);
+        await begin(c, snap);
+      }
+      const [c1, c2, c3] = more as [PoolClient, PoolClient, PoolClient];
+      docs = await Promise.all([
+        run(first, 'summary'),
+        run(c1, 'runs'),
+        run(c2, 'answers'),
+        (async () => [await run(c3, 'decider'), await run(c3, 'tickets')])(),
+      ]);
+      docs = [docs[0], docs[1], ...(docs[3] as unknown[]), docs[2]];
+    } else {
+      docs = [];
+      for (const q of [...QUERIES, ANSWERS_QUERY] as const) docs.push(await run(first, q));
     }
-    const raw = out as unknown as RawReport;
-    const stuck = await db.query<{ doc: RawDecider['answers'] }>(querySql(STUCK_ANSWERS_QUERY), [w.days, w.repo]);
-    raw.decider.answers = stuck.rows[0]?.doc ?? [];
+    const [summary, runs, decider, tickets, answers] = docs;
+    const raw = { summary, runs, decider, tickets } as unknown as RawReport;
+    raw.decider.answers = answersOf((answers as AnswersDoc | undefined) ?? { keys: [], gated: [], others: [] });
     const hist = raw.summary.cost_hist;
-    raw.summary.budget.median = await loopCostPercentile(db, w, hist, 0.5);
-    raw.summary.budget.p90 = await loopCostPercentile(db, w, hist, 0.9);
-    await db.query('COMMIT');
+    raw.summary.budget.median = await loopCostPercentile(first, w, hist, 0.5);
+    raw.summary.budget.p90 = await loopCostPercentile(first, w, hist, 0.9);
+    for (const c of [first, ...more]) await c.query('COMMIT');
     // Nullable aggregates and numerics are numbers or null from here on.
     raw.summary.budget.cap = raw.summary.budget.cap === null ? null : n(raw.summary.budget.cap);
     return raw;
   } catch (err) {
-    await db.query('ROLLBACK').catch(() => {});
+    for (const c of [first, ...more]) await c.query('ROLLBACK').catch(() => {});
     throw err;
   } finally {
-    db.release();
+    for (const c of [first, ...more]) c.release();
   }
 }
