@@ -373,7 +373,7 @@ END $$;
 -- before its first whole day from runs itself and every later day from these tables, so a card from the
 -- rollup equals one from the rows. Kept by triggers on runs: an insert adds its rows' counts and sums
 -- (report_calls, report_loops: once for every repository, `every`, and once for the row's own; the sets
--- report_tickets, report_tests); an update or delete makes the days and runs it touched again from the
+-- report_tickets, report_tests with report_test_names); an update or delete makes the days and runs it touched again from the
 -- rows (under an exclusive lock that inserts take shared); truncate empties them. report_runs holds each
 -- run's facts (the ledger's, lessons' help, its latest progress), made again from the run's rows whenever
 -- one is written, so a late or copied loop is placed in its run's order. The rollup holds nothing of its
@@ -412,10 +412,14 @@ CREATE TABLE IF NOT EXISTS report_tickets (
 );
 CREATE INDEX IF NOT EXISTS report_tickets_last_idx ON report_tickets (last_at);
 CREATE INDEX IF NOT EXISTS report_tickets_repo_last_idx ON report_tickets (repo, last_at);
+-- Each failing or flaky test of a repository by a number, so a year of them groups by integers.
+CREATE TABLE IF NOT EXISTS report_test_names (
+  id serial PRIMARY KEY, repo text NOT NULL, flaky boolean NOT NULL, test text NOT NULL,
+  UNIQUE (repo, flaky, test)
+);
 CREATE TABLE IF NOT EXISTS report_tests (
-  day date NOT NULL, repo text NOT NULL, flaky boolean NOT NULL, test text NOT NULL, ticket text NOT NULL,
-  n bigint NOT NULL,
-  PRIMARY KEY (day, repo, flaky, test, ticket)
+  day date NOT NULL, test_id integer NOT NULL, ticket text NOT NULL, n bigint NOT NULL,
+  PRIMARY KEY (day, test_id, ticket)
 );
 CREATE TABLE IF NOT EXISTS report_runs (
   repo text NOT NULL, run_id text NOT NULL,
@@ -556,10 +560,15 @@ CREATE OR REPLACE FUNCTION chalk_report_add_sql(src text) RETURNS text[] LANGUAG
     INSERT INTO report_tickets AS t
     SELECT a.repo, a.ticket, max(a.created_at) FROM %s a GROUP BY 1, 2 ORDER BY 1, 2
     ON CONFLICT (repo, ticket) DO UPDATE SET last_at = GREATEST(t.last_at, EXCLUDED.last_at)$q$, src), format($q$
+    INSERT INTO report_test_names (repo, flaky, test)
+    SELECT DISTINCT a.repo, c.flaky, c.test FROM %s a CROSS JOIN LATERAL chalk_report_tests_of(a::runs) c ORDER BY 1, 2, 3
+    ON CONFLICT (repo, flaky, test) DO NOTHING$q$, src), format($q$
     INSERT INTO report_tests AS t
-    SELECT c.day, a.repo, c.flaky, c.test, a.ticket, sum(c.n)
-    FROM %s a CROSS JOIN LATERAL chalk_report_tests_of(a::runs) c GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
-    ON CONFLICT (day, repo, flaky, test, ticket) DO UPDATE SET n = t.n + EXCLUDED.n$q$, src)]
+    SELECT c.day, k.id, a.ticket, sum(c.n)
+    FROM %s a CROSS JOIN LATERAL chalk_report_tests_of(a::runs) c
+      JOIN report_test_names k ON k.repo = a.repo AND k.flaky = c.flaky AND k.test = c.test
+    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+    ON CONFLICT (day, test_id, ticket) DO UPDATE SET n = t.n + EXCLUDED.n$q$, src)]
 $f$;
 CREATE OR REPLACE FUNCTION chalk_report_add(src text) RETURNS void LANGUAGE plpgsql AS $f$
 DECLARE
@@ -612,7 +621,7 @@ BEGIN
 END $f$;
 CREATE OR REPLACE FUNCTION chalk_report_truncate() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
-  TRUNCATE report_calls, report_loops, report_tickets, report_tests, report_runs, report_retries;
+  TRUNCATE report_calls, report_loops, report_tickets, report_tests, report_test_names, report_runs, report_retries;
   RETURN NULL;
 END $f$;
 CREATE OR REPLACE TRIGGER report_insert AFTER INSERT ON runs

@@ -266,7 +266,8 @@ export async function loadReport(pool: Pool, w: Window, opts: { parallel?: boole
     const run = async (db: PoolClient, name: (typeof QUERIES)[number] | typeof ANSWERS_QUERY) =>
       (await db.query<{ doc: unknown }>(querySql(name), [w.days, w.repo])).rows[0]?.doc;
     let docs: unknown[];
-    if (opts.parallel) {
+    // Four connections at once: a smaller pool would wait for itself.
+    if (opts.parallel && ((pool as Pool & { options?: { max?: number } }).options?.max ?? 0) >= 4) {
       const snap = (await first.query<{ s: string }>('SELECT pg_export_snapshot() AS s')).rows[0]?.s as string;
       for (let i = 0; i < 3; i++) {
         const c = await pool.connect();

@@ -31,11 +31,12 @@ SELECT json_build_object(
       'stop_verdict', stop_verdict, 'false_stop', false_stop, 'improving', improving,
       'runs', runs, 'np_cost', np_cost, 'saved', saved) ORDER BY mode, detained, judged, blocker_only, stop_verdict,
       false_stop, improving), '[]'::json)
-    FROM (SELECT COALESCE(p.mode, 'unknown') AS mode,
-                 EXISTS (SELECT 1 FROM lessons x WHERE x.run_id = p.run_id) AS detained,
+    FROM (SELECT COALESCE(p.mode, 'unknown') AS mode, x.run_id IS NOT NULL AS detained,
                  judged, blocker_only, stop_verdict, false_stop, improving,
                  count(*) AS runs, sum(np_cost) AS np_cost, sum(saved) AS saved
-          FROM p WHERE has_verdict GROUP BY 1, 2, 3, 4, 5, 6, 7) g),
+          -- Detained: the run opened a lesson (one hash of the lessons' run ids, not a probe per run).
+          FROM p LEFT JOIN (SELECT DISTINCT run_id FROM lessons WHERE run_id IS NOT NULL) x ON x.run_id = p.run_id
+          WHERE has_verdict GROUP BY 1, 2, 3, 4, 5, 6, 7) g),
   'verdictless_runs', (SELECT count(*) FROM p WHERE NOT has_verdict AND any_stall),
   'lessons_help', json_build_object(
     'all', (SELECT json_build_object(

@@ -26,21 +26,25 @@ WITH w AS (
   WHERE day >= w.day0 AND every = ($2::text IS NULL) AND repo = COALESCE($2::text, '')
   UNION ALL SELECT c.dim, c.key, c.n, c.turns, c.top FROM edge a CROSS JOIN LATERAL chalk_report_loops_of(a.r) c
 ), ts AS (
-  SELECT repo, flaky, test, ticket, n FROM report_tests, w
-  WHERE day >= w.day0 AND ($2::text IS NULL OR repo = $2::text)
-  UNION ALL SELECT (a.r).repo, c.flaky, c.test, (a.r).ticket, c.n FROM edge a CROSS JOIN LATERAL chalk_report_tests_of(a.r) c
+  -- Failing and flaky tests by number (report_test_names): per ticket, the window's loops.
+  SELECT t.test_id, t.ticket, t.n FROM report_tests t, w
+  WHERE t.day >= w.day0
+    AND ($2::text IS NULL OR t.test_id IN (SELECT id FROM report_test_names WHERE repo = $2::text))
+  UNION ALL SELECT k.id, (a.r).ticket, c.n FROM edge a CROSS JOIN LATERAL chalk_report_tests_of(a.r) c
+    JOIN report_test_names k ON k.repo = (a.r).repo AND k.flaky = c.flaky AND k.test = c.test
 ), tl AS (
-  SELECT repo, flaky, test, sum(n) AS loops FROM ts GROUP BY 1, 2, 3
+  SELECT k.repo, k.flaky, k.test, l.test_id, l.loops
+  FROM (SELECT test_id, sum(n) AS loops FROM ts GROUP BY 1) l JOIN report_test_names k ON k.id = l.test_id
 ), cand AS (
   -- Every test that can be in its repository's ten (its loops at least the tenth's), whose tickets are then counted.
-  SELECT repo, flaky, test, loops FROM (
+  SELECT repo, flaky, test, test_id, loops FROM (
     SELECT tl.*, rank() OVER (PARTITION BY repo, flaky ORDER BY loops DESC) AS rk FROM tl) x
   WHERE rk <= 10
 ), tests AS (
   SELECT c.repo, c.flaky, c.test, c.loops, k.tickets FROM cand c JOIN (
-    SELECT repo, flaky, test, count(*) AS tickets FROM (
-      SELECT DISTINCT ts.repo, ts.flaky, ts.test, ts.ticket FROM ts JOIN cand USING (repo, flaky, test)) d
-    GROUP BY 1, 2, 3) k USING (repo, flaky, test)
+    SELECT test_id, count(*) AS tickets FROM (
+      SELECT DISTINCT test_id, ticket FROM ts WHERE test_id IN (SELECT test_id FROM cand)) d
+    GROUP BY 1) k USING (test_id)
 ), e AS (
   SELECT events.* FROM events, w
   WHERE created_at >= w.s AND ($2::text IS NULL OR repo = $2::text)

@@ -26,6 +26,7 @@ export const NOT_COPIED: Readonly<Record<string, string>> = {
   report_loops: "the report card's rollup, made from the copied runs by the target's own triggers",
   report_tickets: "the report card's rollup, made from the copied runs by the target's own triggers",
   report_tests: "the report card's rollup, made from the copied runs by the target's own triggers",
+  report_test_names: "the report card's rollup, made from the copied runs by the target's own triggers",
   report_runs: "the report card's rollup, made from the copied runs by the target's own triggers",
   report_retries: "the report card's rollup, made from the copied runs by the target's own triggers",
 };
