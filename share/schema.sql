@@ -472,7 +472,7 @@ CREATE OR REPLACE FUNCTION chalk_report_retries_of(ids text[], since timestamptz
   SELECT id, repo, run_id, prev_key, lessons > 0, progressed FROM (
     SELECT id, repo, run_id, kind, lessons, progressed,
       lag(COALESCE(tests_hash, first_error)) OVER (PARTITION BY repo, run_id ORDER BY loop, id) AS prev_key
-    FROM (SELECT * FROM runs WHERE ids IS NULL UNION ALL SELECT * FROM runs WHERE run_id IN (SELECT unnest(ids))) r
+    FROM (SELECT * FROM runs WHERE ids IS NULL AND run_id IS NOT NULL UNION ALL SELECT * FROM runs WHERE run_id IN (SELECT unnest(ids))) r
     WHERE created_at >= since AND chalk_report_loop(kind)) x
   WHERE kind = 'retry' $$;
 -- Each run's facts from its rows created at or after `since` (-infinity: all of them), per repository.
@@ -480,7 +480,7 @@ CREATE OR REPLACE FUNCTION chalk_report_retries_of(ids text[], since timestamptz
 CREATE OR REPLACE FUNCTION chalk_report_runs_of(ids text[], since timestamptz) RETURNS SETOF report_runs
   LANGUAGE sql STABLE AS $$
   WITH a AS (
-    SELECT * FROM runs WHERE ids IS NULL AND created_at >= since
+    SELECT * FROM runs WHERE ids IS NULL AND run_id IS NOT NULL AND created_at >= since
     UNION ALL SELECT * FROM runs WHERE run_id IN (SELECT unnest(ids)) AND created_at >= since
   ), l AS (
     SELECT id, repo, run_id, loop, created_at, cost_usd, progressed, verdict, fp_rules,
