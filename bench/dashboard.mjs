@@ -4,7 +4,9 @@
 // the events, lessons and decisions that go with them: tests/fixtures/telemetry-seed.sql),
 // then `chalk dashboard --all --no-open --output FILE` against each, as a person runs it (the
 // real CLI, start-up included), over the whole year (--days 366) and the default 30 days.
-// Prints seconds and page size per backend and window.
+// Prints seconds and page size per backend and window, against the floor measured in the same run: a
+// plain query on the daily rollup (the year's calls and spend from report_calls, through a new
+// connection, as a process would), and issue 23's target (the year's card on the server in at most 3 s).
 // Run after `npm run build`:
 //   CHALK_BENCH_PG_URL=postgresql://user:pw@127.0.0.1:5432/db node bench/dashboard.mjs [server-rows] [embedded-rows]
 // (CHALK_TEST_PG_URL is used when CHALK_BENCH_PG_URL is unset; the role needs CREATEDB: a
@@ -126,6 +128,22 @@ try {
     await stores[name].close();
   }
 
+  // The floor: one plain query on the daily rollup, the year's calls and spend (the median of five).
+  const FLOOR_SQL = `SELECT sum(n) AS calls, sum(cost) AS cost FROM report_calls
+    WHERE every AND day >= (now() - interval '366 days')::date`;
+  const floor = {};
+  for (const name of ['server', 'embedded']) {
+    const store = await PgStore.open(name === 'server' ? server : embedded, 60_000);
+    const times = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      await store.pool.query(FLOOR_SQL);
+      times.push(secs(t0));
+    }
+    await store.close();
+    floor[name] = times.sort((a, b) => a - b)[2];
+  }
+
   // The year (every row) and the default window (30 days), each as a person runs it.
   const windows = { year: ['--all', '--days', '366'], month: ['--all'] };
   const built = { server: {}, embedded: {} };
@@ -146,13 +164,16 @@ try {
   const line = (name, label) =>
     `  ${label}, ${n(counts[name].runs)} runs, ${n(counts[name].events)} events, ${n(counts[name].lessons)} lessons, ` +
     `${n(counts[name].decisions)} decisions (seeded in ${f(seeded[name])} s):\n` +
-    `    --days 366 (every row): ${f(built[name].year.s)} s, page ${built[name].year.kb.toFixed(0)} KiB\n` +
-    `    default --days 30:      ${f(built[name].month.s)} s, page ${built[name].month.kb.toFixed(0)} KiB`;
+    `    floor (a plain query on the daily rollup): ${(floor[name] * 1000).toFixed(0)} ms\n` +
+    `    --days 366 (every row): ${f(built[name].year.s)} s (${(built[name].year.s / floor[name]).toFixed(0)}x the floor), page ${built[name].year.kb.toFixed(0)} KiB\n` +
+    `    default --days 30:      ${f(built[name].month.s)} s (${(built[name].month.s / floor[name]).toFixed(0)}x the floor), page ${built[name].month.kb.toFixed(0)} KiB`;
+  const target = built.server.year.s <= 3;
   process.stdout.write(
     `${[
       'dashboard bench: chalk dashboard --all --no-open, the real CLI, start-up included',
       line('server', 'Postgres server'),
       line('embedded', 'embedded PGlite'),
+      `issue 23's target, the year's card over ${n(counts.server.runs)} runs on the server in at most 3 s: ${target ? 'met' : 'NOT met'} (${f(built.server.year.s)} s)`,
     ].join('\n')}\n`,
   );
 } finally {

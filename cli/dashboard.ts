@@ -35,7 +35,7 @@ export default class DashboardCommand extends Command {
           fpRules: config.str('CHALK_FP_RULES'),
           testReportSet: config.str('CHALK_TEST_REPORT') !== '',
         },
-        { for: 'dashboard' },
+        { for: 'dashboard', parallel: store.kind === 'server' },
       );
       path = writePage(card, this.output ? resolve(this.output) : defaultDashboardPath());
     } finally {

@@ -32,7 +32,7 @@ export default class ShareCommand extends Command {
           fpRules: config.str('CHALK_FP_RULES'),
           testReportSet: config.str('CHALK_TEST_REPORT') !== '',
         },
-        { for: 'summary' },
+        { for: 'summary', parallel: store.kind === 'server' },
       );
       const pkg = JSON.parse(readFileSync(`${PACKAGE_ROOT}package.json`, 'utf8')) as { version: string };
       const summary = shareSummary({

@@ -487,3 +487,275 @@ DO $$ BEGIN
     END IF;
   END IF;
 END $$;
+-- Version 11: the report card's rollup (share/dashboard/ reads it; docs/architecture.md, "Report card").
+-- Days are UTC days of runs.created_at. A window (created_at >= now() - N days) is read as the rows
+-- before its first whole day from runs itself and every later day from these tables, so a card from the
+-- rollup equals one from the rows. Kept by triggers on runs: an insert adds its rows' counts and sums
+-- (report_calls, report_loops: once for every repository, `every`, and once for the row's own; the sets
+-- report_tickets, report_tests with report_test_names); an update or delete makes the days and runs it touched again from the
+-- rows (under an exclusive lock that inserts take shared); truncate empties them. report_runs holds each
+-- run's facts (the ledger's, lessons' help, its latest progress), made again from the run's rows whenever
+-- one is written, so a late or copied loop is placed in its run's order. The rollup holds nothing of its
+-- own: `chalk db copy` does not copy it (the target's triggers make it) and a database written before
+-- version 11 is back-filled here. The loop-cost percentiles are exact: report_loops' 'cost' histogram
+-- (chalk_report_bucket, two significant figures) finds the bucket of each rank, and runs_loop_cost_idx
+-- the value in it.
+CREATE OR REPLACE FUNCTION chalk_report_loop(kind text) RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
+  SELECT kind IN ('continue', 'retry', 'fix-review') $$;
+-- A cost's histogram bucket: exact below $0.01, then by its first two significant digits (10% wide at most).
+CREATE OR REPLACE FUNCTION chalk_report_bucket(cost numeric) RETURNS integer LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE WHEN u < 100 THEN greatest(u, 0)::int
+    ELSE (100 + 90 * (length(u::text) - 3) + (u / (10::bigint ^ (length(u::text) - 2))::bigint) - 10)::int END
+  FROM (SELECT round(cost * 10000)::bigint AS u) x $$;
+CREATE INDEX IF NOT EXISTS runs_loop_cost_idx ON runs (chalk_report_bucket(cost_usd), cost_usd)
+  WHERE kind IN ('continue', 'retry', 'fix-review');
+CREATE TABLE IF NOT EXISTS report_calls (
+  day date NOT NULL, every boolean NOT NULL, repo text NOT NULL, kind text NOT NULL, model text NOT NULL,
+  prompts text NOT NULL, n bigint NOT NULL, cost numeric NOT NULL, seconds bigint NOT NULL, denials bigint NOT NULL,
+  input_tokens numeric NOT NULL, output_tokens numeric NOT NULL, cache_read_tokens numeric NOT NULL,
+  cache_write_tokens numeric NOT NULL, turns bigint NOT NULL, progressed bigint NOT NULL, np_cost numeric NOT NULL,
+  with_denials bigint NOT NULL, failed bigint NOT NULL, failed_no_tests bigint NOT NULL, status_fail bigint NOT NULL,
+  first_at timestamptz NOT NULL,
+  PRIMARY KEY (every, repo, day, kind, model, prompts)
+);
+-- A loop's dimensions: agent status, verdict, CHALK_FP_RULES mode, tenth of its cap, near the cap, cost bucket.
+CREATE TABLE IF NOT EXISTS report_loops (
+  day date NOT NULL, every boolean NOT NULL, repo text NOT NULL, dim text NOT NULL, key text NOT NULL,
+  n bigint NOT NULL, turns bigint NOT NULL, top numeric NOT NULL,
+  PRIMARY KEY (every, repo, day, dim, key)
+);
+-- Each ticket's latest row: the window (created_at >= its start) holds a ticket when its latest row does.
+CREATE TABLE IF NOT EXISTS report_tickets (
+  repo text NOT NULL, ticket text NOT NULL, last_at timestamptz NOT NULL,
+  PRIMARY KEY (repo, ticket)
+);
+CREATE INDEX IF NOT EXISTS report_tickets_last_idx ON report_tickets (last_at);
+CREATE INDEX IF NOT EXISTS report_tickets_repo_last_idx ON report_tickets (repo, last_at);
+-- Each failing or flaky test of a repository by a number, so a year of them groups by integers.
+CREATE TABLE IF NOT EXISTS report_test_names (
+  id serial PRIMARY KEY, repo text NOT NULL, flaky boolean NOT NULL, test text NOT NULL,
+  UNIQUE (repo, flaky, test)
+);
+CREATE TABLE IF NOT EXISTS report_tests (
+  day date NOT NULL, test_id integer NOT NULL, ticket text NOT NULL, n bigint NOT NULL,
+  PRIMARY KEY (day, test_id, ticket)
+);
+CREATE TABLE IF NOT EXISTS report_runs (
+  repo text NOT NULL, run_id text NOT NULL,
+  first_at timestamptz, last_at timestamptz, has_verdict boolean NOT NULL, any_stall boolean NOT NULL, mode text,
+  judged boolean NOT NULL, blocker_only boolean NOT NULL, stop_verdict text, false_stop boolean NOT NULL,
+  np_cost numeric NOT NULL, saved numeric NOT NULL, improving boolean NOT NULL,
+  help_with integer NOT NULL, help_with_passed integer NOT NULL, help_without integer NOT NULL,
+  help_without_passed integer NOT NULL, progress_loop integer, progress_at timestamptz, seen_at timestamptz NOT NULL,
+  PRIMARY KEY (repo, run_id)
+);
+CREATE INDEX IF NOT EXISTS report_runs_seen_idx ON report_runs (seen_at);
+CREATE INDEX IF NOT EXISTS report_runs_run_idx ON report_runs (run_id);
+CREATE INDEX IF NOT EXISTS report_runs_first_idx ON report_runs (first_at);
+CREATE INDEX IF NOT EXISTS report_runs_last_idx ON report_runs (last_at);
+-- Each retry with the failure it retried (the run's previous loop's tests hash or first error).
+CREATE TABLE IF NOT EXISTS report_retries (
+  id bigint PRIMARY KEY, repo text NOT NULL, run_id text NOT NULL, prev_key text, given boolean NOT NULL,
+  passed boolean NOT NULL
+);
+CREATE INDEX IF NOT EXISTS report_retries_run_idx ON report_retries (repo, run_id);
+-- One runs row as the rollup counts it (n = 1): report_calls' and report_loops' measures.
+CREATE OR REPLACE FUNCTION chalk_report_calls_of(r runs) RETURNS TABLE (
+  day date, kind text, model text, prompts text, n bigint, cost numeric, seconds bigint, denials bigint,
+  input_tokens numeric, output_tokens numeric, cache_read_tokens numeric, cache_write_tokens numeric, turns bigint,
+  progressed bigint, np_cost numeric, with_denials bigint, failed bigint, failed_no_tests bigint, status_fail bigint,
+  first_at timestamptz) LANGUAGE sql IMMUTABLE AS $$
+  SELECT (r.created_at AT TIME ZONE 'UTC')::date, r.kind, r.model, r.prompts, 1::bigint, r.cost_usd::numeric,
+    r.duration_s::bigint, r.denials::bigint, r.input_tokens::numeric, r.output_tokens::numeric,
+    r.cache_read_tokens::numeric, r.cache_write_tokens::numeric, r.turns::bigint, r.progressed::int::bigint,
+    CASE WHEN r.progressed THEN 0 ELSE r.cost_usd END::numeric, (r.denials > 0)::int::bigint,
+    (r.rubric_exit <> 0)::int::bigint, (r.rubric_exit <> 0 AND r.failing_tests IS NULL)::int::bigint,
+    (r.agent_status = 'fail')::int::bigint, r.created_at $$;
+CREATE OR REPLACE FUNCTION chalk_report_loops_of(r runs) RETURNS TABLE (
+  day date, dim text, key text, n bigint, turns bigint, top numeric) LANGUAGE sql IMMUTABLE AS $$
+  SELECT (r.created_at AT TIME ZONE 'UTC')::date, v.dim, v.key, 1::bigint, r.turns::bigint, r.cost_usd::numeric
+  FROM (VALUES ('agent', r.agent_status), ('verdict', COALESCE(r.verdict, 'none')), ('fp', COALESCE(r.fp_rules, 'unknown')),
+    ('bucket', CASE WHEN r.budget_usd > 0 THEN LEAST(10, floor(10 * r.cost_usd / r.budget_usd))::int::text END),
+    ('near', CASE WHEN r.budget_usd > 0 AND r.cost_usd >= 0.9 * r.budget_usd THEN '' END),
+    ('cost', chalk_report_bucket(r.cost_usd)::text)) v(dim, key)
+  WHERE chalk_report_loop(r.kind) AND v.key IS NOT NULL $$;
+CREATE OR REPLACE FUNCTION chalk_report_tests_of(r runs) RETURNS TABLE (
+  day date, flaky boolean, test text, n bigint) LANGUAGE sql IMMUTABLE AS $$
+  SELECT (r.created_at AT TIME ZONE 'UTC')::date, f.flaky, t, count(*)
+  FROM (VALUES (false, r.failing_tests), (true, r.flaky_tests)) f(flaky, list),
+    unnest(string_to_array(f.list, E'\n')) t
+  WHERE chalk_report_loop(r.kind) AND f.list IS NOT NULL AND t <> '' GROUP BY 1, 2, 3 $$;
+-- Each retry among a run's loops created at or after `since`, with its previous loop's failure.
+CREATE OR REPLACE FUNCTION chalk_report_retries_of(ids text[], since timestamptz) RETURNS SETOF report_retries
+  LANGUAGE sql STABLE AS $$
+  SELECT id, repo, run_id, prev_key, lessons > 0, progressed FROM (
+    SELECT id, repo, run_id, kind, lessons, progressed,
+      lag(COALESCE(tests_hash, first_error)) OVER (PARTITION BY repo, run_id ORDER BY loop, id) AS prev_key
+    FROM (SELECT * FROM runs WHERE ids IS NULL AND run_id IS NOT NULL UNION ALL SELECT * FROM runs WHERE run_id IN (SELECT unnest(ids))) r
+    WHERE created_at >= since AND chalk_report_loop(kind)) x
+  WHERE kind = 'retry' $$;
+-- Each run's facts from its rows created at or after `since` (-infinity: all of them), per repository.
+-- The ledger's per-run rules are core/report/ledger.ts's runFacts, which a test holds this to.
+CREATE OR REPLACE FUNCTION chalk_report_runs_of(ids text[], since timestamptz) RETURNS SETOF report_runs
+  LANGUAGE sql STABLE AS $$
+  WITH a AS (
+    SELECT * FROM runs WHERE ids IS NULL AND run_id IS NOT NULL AND created_at >= since
+    UNION ALL SELECT * FROM runs WHERE run_id IN (SELECT unnest(ids)) AND created_at >= since
+  ), l AS (
+    SELECT id, repo, run_id, loop, created_at, cost_usd, progressed, verdict, fp_rules,
+      row_number() OVER (PARTITION BY repo, run_id ORDER BY loop, id) AS i,
+      verdict IS NOT NULL AND verdict NOT IN ('blocked', 'agent_error') AS judged
+    FROM a WHERE chalk_report_loop(kind)
+  ), s AS (
+    SELECT repo, run_id, min(i) FILTER (WHERE verdict IN ('deja_vu', 'repeat', 'no_change')) AS stop_at,
+      max(i) FILTER (WHERE judged) AS last_judged
+    FROM l GROUP BY 1, 2
+  ), f AS (
+    SELECT l.repo, l.run_id, min(l.created_at) AS first_at, max(l.created_at) AS last_at,
+      bool_or(l.verdict IS NOT NULL) AS has_verdict, bool_or(NOT l.progressed) AS any_stall,
+      (array_agg(l.fp_rules ORDER BY l.loop DESC, l.id DESC))[1] AS mode,
+      bool_or(l.judged) AS judged, max(s.stop_at) AS stop_at,
+      (array_agg(l.verdict ORDER BY l.i) FILTER (WHERE l.i = s.stop_at))[1] AS stop_verdict,
+      COALESCE(bool_or(l.progressed) FILTER (WHERE l.i > s.stop_at), false) AS false_stop,
+      COALESCE(sum(l.cost_usd) FILTER (WHERE NOT l.progressed), 0) AS np_cost,
+      COALESCE(sum(l.cost_usd) FILTER (WHERE l.i > s.stop_at), 0) AS saved,
+      COALESCE(bool_or(l.verdict = 'improving') FILTER (WHERE l.i = s.last_judged), false) AS improving
+    FROM l JOIN s USING (repo, run_id) GROUP BY 1, 2
+  ), h AS (
+    SELECT repo, run_id, count(*) FILTER (WHERE given)::int AS w, count(*) FILTER (WHERE given AND passed)::int AS wp,
+      count(*) FILTER (WHERE NOT given)::int AS wo, count(*) FILTER (WHERE NOT given AND passed)::int AS wop
+    FROM chalk_report_retries_of(ids, since) GROUP BY 1, 2
+  ), p AS (
+    SELECT repo, run_id, max(loop) FILTER (WHERE progressed) AS progress_loop,
+      max(created_at) FILTER (WHERE progressed) AS progress_at, max(created_at) AS seen_at
+    FROM a GROUP BY 1, 2
+  )
+  SELECT p.repo, p.run_id, f.first_at, f.last_at, COALESCE(f.has_verdict, false), COALESCE(f.any_stall, false), f.mode,
+    COALESCE(f.judged, false), COALESCE(NOT f.judged AND f.has_verdict, false), f.stop_verdict,
+    COALESCE(f.false_stop, false), COALESCE(f.np_cost, 0), COALESCE(f.saved, 0), COALESCE(f.improving, false),
+    COALESCE(h.w, 0), COALESCE(h.wp, 0), COALESCE(h.wo, 0), COALESCE(h.wop, 0), p.progress_loop, p.progress_at, p.seen_at
+  FROM p LEFT JOIN f USING (repo, run_id) LEFT JOIN h USING (repo, run_id) $$;
+-- The runs' facts and retries made again from their rows (ids NULL: every run). A writer locks its runs'
+-- slots (256 by hash, in order), so a concurrent writer of the same run waits and then sees its rows.
+CREATE OR REPLACE FUNCTION chalk_report_runs_redo(ids text[]) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+  IF ids IS NULL THEN
+    TRUNCATE report_runs, report_retries;
+  ELSE
+    PERFORM pg_advisory_xact_lock(7242011, x) FROM (SELECT DISTINCT hashtext(unnest(ids)) & 255 AS x ORDER BY 1) u;
+    DELETE FROM report_runs WHERE run_id IN (SELECT unnest(ids));
+    DELETE FROM report_retries WHERE run_id IN (SELECT unnest(ids));
+  END IF;
+  INSERT INTO report_runs SELECT * FROM chalk_report_runs_of(ids, '-infinity');
+  INSERT INTO report_retries SELECT * FROM chalk_report_retries_of(ids, '-infinity');
+END $f$;
+-- The statements that add rows' counts and sums to the daily tables, upserting in key order (concurrent
+-- writers commute): `src` names a relation of runs rows, the trigger's transition table or a query of runs
+-- in parentheses. The trigger runs them itself (a transition table is seen only by its own function).
+CREATE OR REPLACE FUNCTION chalk_report_add_sql(src text) RETURNS text[] LANGUAGE sql IMMUTABLE AS $f$
+  SELECT ARRAY[format($q$
+    INSERT INTO report_calls AS t
+    SELECT c.day, s.every, CASE WHEN s.every THEN '' ELSE a.repo END, c.kind, c.model, c.prompts, sum(c.n), sum(c.cost),
+      sum(c.seconds), sum(c.denials), sum(c.input_tokens), sum(c.output_tokens), sum(c.cache_read_tokens),
+      sum(c.cache_write_tokens), sum(c.turns), sum(c.progressed), sum(c.np_cost), sum(c.with_denials), sum(c.failed),
+      sum(c.failed_no_tests), sum(c.status_fail), min(c.first_at)
+    FROM %s a CROSS JOIN LATERAL chalk_report_calls_of(a::runs) c CROSS JOIN (VALUES (true), (false)) s(every)
+    GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 2, 3, 1, 4, 5, 6
+    ON CONFLICT (every, repo, day, kind, model, prompts) DO UPDATE SET n = t.n + EXCLUDED.n, cost = t.cost + EXCLUDED.cost,
+      seconds = t.seconds + EXCLUDED.seconds, denials = t.denials + EXCLUDED.denials,
+      input_tokens = t.input_tokens + EXCLUDED.input_tokens, output_tokens = t.output_tokens + EXCLUDED.output_tokens,
+      cache_read_tokens = t.cache_read_tokens + EXCLUDED.cache_read_tokens,
+      cache_write_tokens = t.cache_write_tokens + EXCLUDED.cache_write_tokens, turns = t.turns + EXCLUDED.turns,
+      progressed = t.progressed + EXCLUDED.progressed, np_cost = t.np_cost + EXCLUDED.np_cost,
+      with_denials = t.with_denials + EXCLUDED.with_denials, failed = t.failed + EXCLUDED.failed,
+      failed_no_tests = t.failed_no_tests + EXCLUDED.failed_no_tests, status_fail = t.status_fail + EXCLUDED.status_fail,
+      first_at = LEAST(t.first_at, EXCLUDED.first_at)$q$, src), format($q$
+    INSERT INTO report_loops AS t
+    SELECT c.day, s.every, CASE WHEN s.every THEN '' ELSE a.repo END, c.dim, c.key, sum(c.n), sum(c.turns), max(c.top)
+    FROM %s a CROSS JOIN LATERAL chalk_report_loops_of(a::runs) c CROSS JOIN (VALUES (true), (false)) s(every)
+    GROUP BY 1, 2, 3, 4, 5 ORDER BY 2, 3, 1, 4, 5
+    ON CONFLICT (every, repo, day, dim, key) DO UPDATE SET n = t.n + EXCLUDED.n, turns = t.turns + EXCLUDED.turns,
+      top = GREATEST(t.top, EXCLUDED.top)$q$, src), format($q$
+    INSERT INTO report_tickets AS t
+    SELECT a.repo, a.ticket, max(a.created_at) FROM %s a GROUP BY 1, 2 ORDER BY 1, 2
+    ON CONFLICT (repo, ticket) DO UPDATE SET last_at = GREATEST(t.last_at, EXCLUDED.last_at)$q$, src), format($q$
+    INSERT INTO report_test_names (repo, flaky, test)
+    SELECT DISTINCT a.repo, c.flaky, c.test FROM %s a CROSS JOIN LATERAL chalk_report_tests_of(a::runs) c ORDER BY 1, 2, 3
+    ON CONFLICT (repo, flaky, test) DO NOTHING$q$, src), format($q$
+    INSERT INTO report_tests AS t
+    SELECT c.day, k.id, a.ticket, sum(c.n)
+    FROM %s a CROSS JOIN LATERAL chalk_report_tests_of(a::runs) c
+      JOIN report_test_names k ON k.repo = a.repo AND k.flaky = c.flaky AND k.test = c.test
+    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+    ON CONFLICT (day, test_id, ticket) DO UPDATE SET n = t.n + EXCLUDED.n$q$, src)]
+$f$;
+CREATE OR REPLACE FUNCTION chalk_report_add(src text) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+  q text;
+BEGIN
+  FOREACH q IN ARRAY chalk_report_add_sql(src) LOOP
+    EXECUTE q;
+  END LOOP;
+END $f$;
+-- The daily tables' rows of these days made again from runs (the caller holds the exclusive lock).
+CREATE OR REPLACE FUNCTION chalk_report_days_redo(days date[]) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+  DELETE FROM report_calls WHERE day = ANY (days);
+  DELETE FROM report_loops WHERE day = ANY (days);
+  DELETE FROM report_tests WHERE day = ANY (days);
+  PERFORM chalk_report_add(format('(SELECT r.* FROM runs r, unnest(%L::date[]) d
+    WHERE r.created_at >= d::timestamp AT TIME ZONE ''UTC'' AND r.created_at < (d + 1)::timestamp AT TIME ZONE ''UTC'')', days));
+END $f$;
+CREATE OR REPLACE FUNCTION chalk_report_insert() RETURNS trigger LANGUAGE plpgsql AS $f$
+DECLARE
+  q text;
+BEGIN
+  PERFORM pg_advisory_xact_lock_shared(7242010);
+  FOREACH q IN ARRAY chalk_report_add_sql('added') LOOP
+    EXECUTE q;
+  END LOOP;
+  PERFORM chalk_report_runs_redo(array_agg(DISTINCT run_id)) FROM added WHERE run_id IS NOT NULL HAVING count(*) > 0;
+  RETURN NULL;
+END $f$;
+CREATE OR REPLACE FUNCTION chalk_report_change() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+  PERFORM pg_advisory_xact_lock(7242010);
+  IF TG_OP = 'UPDATE' THEN
+    PERFORM chalk_report_days_redo(array_agg(DISTINCT d)), chalk_report_runs_redo(array_agg(DISTINCT r) FILTER (WHERE r IS NOT NULL))
+    FROM (SELECT (created_at AT TIME ZONE 'UTC')::date AS d, run_id AS r FROM removed
+          UNION SELECT (created_at AT TIME ZONE 'UTC')::date, run_id FROM added) x HAVING count(*) > 0;
+  ELSE
+    PERFORM chalk_report_days_redo(array_agg(DISTINCT (created_at AT TIME ZONE 'UTC')::date)),
+      chalk_report_runs_redo(array_agg(DISTINCT run_id) FILTER (WHERE run_id IS NOT NULL))
+    FROM removed HAVING count(*) > 0;
+  END IF;
+  -- A ticket's latest row may now be an earlier one.
+  DELETE FROM report_tickets t USING (SELECT DISTINCT repo, ticket FROM removed) x
+  WHERE t.repo = x.repo AND t.ticket = x.ticket;
+  INSERT INTO report_tickets AS t
+  SELECT r.repo, r.ticket, max(r.created_at) FROM runs r JOIN (SELECT DISTINCT repo, ticket FROM removed) x
+    ON r.repo = x.repo AND r.ticket = x.ticket GROUP BY 1, 2
+  ON CONFLICT (repo, ticket) DO UPDATE SET last_at = EXCLUDED.last_at;
+  RETURN NULL;
+END $f$;
+CREATE OR REPLACE FUNCTION chalk_report_truncate() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+  TRUNCATE report_calls, report_loops, report_tickets, report_tests, report_test_names, report_runs, report_retries;
+  RETURN NULL;
+END $f$;
+CREATE OR REPLACE TRIGGER report_insert AFTER INSERT ON runs
+  REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION chalk_report_insert();
+CREATE OR REPLACE TRIGGER report_update AFTER UPDATE ON runs
+  REFERENCING OLD TABLE AS removed NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION chalk_report_change();
+CREATE OR REPLACE TRIGGER report_delete AFTER DELETE ON runs
+  REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION chalk_report_change();
+CREATE OR REPLACE TRIGGER report_truncate AFTER TRUNCATE ON runs
+  FOR EACH STATEMENT EXECUTE FUNCTION chalk_report_truncate();
+-- Rows written before version 11 (a database that has its rollup already is left as it is).
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM report_calls) AND EXISTS (SELECT 1 FROM runs) THEN
+    PERFORM chalk_report_add('runs');
+    PERFORM chalk_report_runs_redo(NULL);
+  END IF;
+END $$;
+-- End of version 11's rollup.

@@ -10,7 +10,7 @@ import {
   type StuckAnswer,
 } from './calibration.js';
 import type { RawReport } from './data.js';
-import { type Ledger, verdictLedger } from './ledger.js';
+import { type Ledger, ledgerOf } from './ledger.js';
 import { type Note, notesForNextTerm } from './notes.js';
 
 /** What the report card knows besides the telemetry: the window and the settings in force. */
@@ -50,7 +50,20 @@ const ratio = (a: number, b: number) => (b > 0 ? a / b : null);
 export function buildCard(raw: RawReport, settings: CardSettings): Card {
   const t = raw.summary.totals;
   const checkpoints = t.checkpoints ?? 0;
-  const ledger = verdictLedger(raw.runs.ledger_runs);
+  const ledger = ledgerOf(
+    raw.runs.ledger.map((g) => ({
+      mode: g.mode,
+      detained: g.detained,
+      judged: g.judged,
+      blockerOnly: g.blocker_only,
+      stopVerdict: g.stop_verdict,
+      falseStop: g.false_stop,
+      improving: g.improving,
+      runs: Number(g.runs),
+      noProgressCost: Number(g.np_cost),
+      saved: Number(g.saved),
+    })),
+  );
   const answers: StuckAnswer[] = raw.decider.answers.map((a) => ({
     url: a.url,
     model: a.model,

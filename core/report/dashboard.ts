@@ -18,12 +18,17 @@ export function parseDays(value: string | undefined, fallback = 30): number {
 
 /**
  * The card for a window, read from the store's pool; a failed query is one line naming what
- * could not be read (`for` says for what: the dashboard or the summary).
+ * could not be read (`for` says for what: the dashboard or the summary). `parallel`: the pool is a
+ * Postgres server's, whose queries may run at once (loadReport).
  */
-export async function readCard(pool: Pool, settings: CardSettings, opts: { for: string }): Promise<Card> {
+export async function readCard(
+  pool: Pool,
+  settings: CardSettings,
+  opts: { for: string; parallel?: boolean },
+): Promise<Card> {
   let raw: Awaited<ReturnType<typeof loadReport>>;
   try {
-    raw = await loadReport(pool, { days: settings.days, repo: settings.repo });
+    raw = await loadReport(pool, { days: settings.days, repo: settings.repo }, { parallel: opts.parallel ?? false });
   } catch (err) {
     const first = (err instanceof Error ? err.message : String(err)).split('\n')[0];
     throw new UserError(`could not read telemetry for the ${opts.for}: ${first}`);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { SHARE_DIR } from '../paths.js';
 
 /**
@@ -24,6 +24,8 @@ export interface RawSummary {
   events: { detentions: number; submitted: number; spec_blocked: number; ready: number };
   by_kind: { kind: string; calls: number; cost: number; seconds: number }[];
   by_day: { day: string; calls: number; cost: number; loop_cost: number; no_progress_cost: number }[];
+  /** The window's loops by cost bucket (chalk_report_bucket): [bucket, loops], ascending. */
+  cost_hist: [number, number][];
   budget: {
     cap: number | null;
     median: number | null;
@@ -62,8 +64,22 @@ export interface HelpCounts {
   without_passed: number;
 }
 
+/** Runs of the window with a verdict and the same facts (ledger.ts's RunFacts), with their summed costs. */
+export interface RawLedgerGroup {
+  mode: string;
+  detained: boolean;
+  judged: boolean;
+  blocker_only: boolean;
+  stop_verdict: string | null;
+  false_stop: boolean;
+  improving: boolean;
+  runs: number;
+  np_cost: number;
+  saved: number;
+}
+
 export interface RawRuns {
-  ledger_runs: { mode: string; detained: boolean; loops: [number, boolean, string | null][] }[];
+  ledger: RawLedgerGroup[];
   verdictless_runs: number;
   lessons_help: { all: HelpCounts; same_failure: HelpCounts & { failures: number } };
 }
@@ -112,21 +128,178 @@ export interface RawReport {
   tickets: RawTickets;
 }
 
-export function querySql(name: (typeof QUERIES)[number] | typeof STUCK_ANSWERS_QUERY): string {
+/** The card's stuck answers (answers.sql): the gate's of all history, the window's others grouped. */
+export const ANSWERS_QUERY = 'answers';
+
+interface AnswersDoc {
+  keys: [string, string][];
+  gated: [string, string, string, number, boolean, boolean, boolean][];
+  others: [string, string, string, 'yes' | 'no', number, boolean, boolean, number][];
+}
+
+/**
+ * The stuck answers the card judges, from answers.sql's document: every shadow yes, each of the
+ * window's other answers (as many as were grouped), and a placeholder outside the window for a
+ * (URL, model) with neither, so the gate lists it. The gate and the bands count exactly what they
+ * would over every answer: the gate reads only shadow yeses, the bands only the window's.
+ */
+export function answersOf(doc: AnswersDoc): RawDecider['answers'] {
+  const out: RawDecider['answers'] = [];
+  const seen = new Set<string>();
+  for (const [url, model, run, confidence, inWindow, laterProgress, detained] of doc.gated) {
+    seen.add(JSON.stringify([url, model]));
+    out.push({
+      url,
+      model,
+      run,
+      mode: 'shadow',
+      answer: 'yes',
+      confidence,
+      in_window: inWindow,
+      later_progress: laterProgress,
+      detained,
+    });
+  }
+  for (const [url, model, mode, answer, confidence, laterProgress, detained, n] of doc.others) {
+    seen.add(JSON.stringify([url, model]));
+    for (let i = 0; i < Number(n); i++)
+      out.push({
+        url,
+        model,
+        run: '',
+        mode,
+        answer,
+        confidence,
+        in_window: true,
+        later_progress: laterProgress,
+        detained,
+      });
+  }
+  for (const [url, model] of doc.keys)
+    if (!seen.has(JSON.stringify([url, model])))
+      out.push({
+        url,
+        model,
+        run: '',
+        mode: '',
+        answer: 'no',
+        confidence: 0,
+        in_window: false,
+        later_progress: false,
+        detained: false,
+      });
+  return out;
+}
+
+export function querySql(name: (typeof QUERIES)[number] | typeof STUCK_ANSWERS_QUERY | typeof ANSWERS_QUERY): string {
   return readFileSync(join(SHARE_DIR, 'dashboard', `${name}.sql`), 'utf8');
 }
 
-/** Runs every query for the window; numbers stored as numeric arrive as JSON numbers. */
-export async function loadReport(pool: Pool, w: Window): Promise<RawReport> {
-  const out: Record<string, unknown> = {};
-  for (const q of QUERIES) {
-    const r = await pool.query<{ doc: unknown }>(querySql(q), [w.days, w.repo]);
-    out[q] = r.rows[0]?.doc;
+/** percentile_cont(p)'s rows (0-based, in ascending order) among n, and the share of the way between them. */
+export function percentileRows(n: number, p: number): { lo: number; hi: number; frac: number } {
+  const pos = p * (n - 1);
+  return { lo: Math.floor(pos), hi: Math.ceil(pos), frac: pos - Math.floor(pos) };
+}
+
+/** The histogram's bucket holding the row of rank `rank` (0-based), and the row's place in it. */
+export function bucketOf(hist: readonly [number, number][], rank: number): { bucket: number; offset: number } {
+  let before = 0;
+  for (const [bucket, n] of hist) {
+    if (rank < before + n) return { bucket, offset: rank - before };
+    before += n;
   }
-  const raw = out as unknown as RawReport;
-  const stuck = await pool.query<{ doc: RawDecider['answers'] }>(querySql(STUCK_ANSWERS_QUERY), [w.days, w.repo]);
-  raw.decider.answers = stuck.rows[0]?.doc ?? [];
-  // Nullable aggregates and numerics are numbers or null from here on.
-  raw.summary.budget.cap = raw.summary.budget.cap === null ? null : n(raw.summary.budget.cap);
-  return raw;
+  throw new Error(`rank ${rank} is past the histogram's ${before} rows`);
+}
+
+/** The window's loop costs of these ranks, ascending (each bucket read from runs_loop_cost_idx). */
+const RANKED_COSTS = `SELECT cost_usd::text AS cost FROM runs
+  WHERE chalk_report_bucket(cost_usd) = $1 AND kind IN ('continue', 'retry', 'fix-review')
+    AND created_at >= now() - make_interval(days => $2::int) AND ($3::text IS NULL OR repo = $3::text)
+  ORDER BY cost_usd OFFSET $4 LIMIT $5`;
+
+/**
+ * percentile_cont(p) of the window's loop costs, exactly as Postgres computes it over the rows: the
+ * histogram finds the bucket of each of its two rows, and the rows of that bucket in the window are read.
+ */
+async function loopCostPercentile(
+  db: Pick<PoolClient, 'query'>,
+  w: Window,
+  hist: readonly [number, number][],
+  p: number,
+): Promise<number | null> {
+  const n = hist.reduce((s, [, k]) => s + k, 0);
+  if (n === 0) return null;
+  const { lo, hi, frac } = percentileRows(n, p);
+  const at = async (rank: number, count: number) => {
+    const { bucket, offset } = bucketOf(hist, rank);
+    const r = await db.query<{ cost: string }>(RANKED_COSTS, [bucket, w.days, w.repo, offset, count]);
+    return r.rows.map((x) => Number(x.cost));
+  };
+  const first = await at(lo, hi === lo ? 1 : 2);
+  const low = first[0];
+  if (low === undefined) throw new Error('the rollup and runs disagree on the loop costs');
+  if (hi === lo) return low;
+  const high = first[1] ?? (await at(hi, 1))[0];
+  if (high === undefined) throw new Error('the rollup and runs disagree on the loop costs');
+  return low + frac * (high - low);
+}
+
+/** Opens a read-only REPEATABLE READ transaction (on `snapshot`, another's exported one, when given). */
+async function begin(db: PoolClient, snapshot?: string): Promise<void> {
+  await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+  if (snapshot !== undefined) await db.query(`SET TRANSACTION SNAPSHOT '${snapshot.replace(/[^0-9A-F-]/gi, '')}'`);
+  // The window's groupings hash tens of thousands of rollup rows: in memory, not spilled to disk.
+  await db.query(`SET LOCAL work_mem = '64MB'`);
+}
+
+/**
+ * Runs every query for the window in one read-only snapshot (the rollup and the rows it is read
+ * beside agree); numbers stored as numeric arrive as JSON numbers. With `parallel` (a Postgres
+ * server, whose pool has four connections) the queries run at once on connections that share the
+ * first one's exported snapshot; the embedded server has one session, so there they run in turn.
+ */
+export async function loadReport(pool: Pool, w: Window, opts: { parallel?: boolean } = {}): Promise<RawReport> {
+  const first = await pool.connect();
+  const more: PoolClient[] = [];
+  try {
+    await begin(first);
+    const run = async (db: PoolClient, name: (typeof QUERIES)[number] | typeof ANSWERS_QUERY) =>
+      (await db.query<{ doc: unknown }>(querySql(name), [w.days, w.repo])).rows[0]?.doc;
+    let docs: unknown[];
+    // Four connections at once: a smaller pool would wait for itself.
+    if (opts.parallel && ((pool as Pool & { options?: { max?: number } }).options?.max ?? 0) >= 4) {
+      const snap = (await first.query<{ s: string }>('SELECT pg_export_snapshot() AS s')).rows[0]?.s as string;
+      for (let i = 0; i < 3; i++) {
+        const c = await pool.connect();
+        more.push(c);
+        await begin(c, snap);
+      }
+      const [c1, c2, c3] = more as [PoolClient, PoolClient, PoolClient];
+      docs = await Promise.all([
+        run(first, 'summary'),
+        run(c1, 'runs'),
+        run(c2, 'answers'),
+        (async () => [await run(c3, 'decider'), await run(c3, 'tickets')])(),
+      ]);
+      docs = [docs[0], docs[1], ...(docs[3] as unknown[]), docs[2]];
+    } else {
+      docs = [];
+      for (const q of [...QUERIES, ANSWERS_QUERY] as const) docs.push(await run(first, q));
+    }
+    const [summary, runs, decider, tickets, answers] = docs;
+    const raw = { summary, runs, decider, tickets } as unknown as RawReport;
+    raw.decider.answers = answersOf((answers as AnswersDoc | undefined) ?? { keys: [], gated: [], others: [] });
+    const hist = raw.summary.cost_hist;
+    raw.summary.budget.median = await loopCostPercentile(first, w, hist, 0.5);
+    raw.summary.budget.p90 = await loopCostPercentile(first, w, hist, 0.9);
+    for (const c of [first, ...more]) await c.query('COMMIT');
+    // Nullable aggregates and numerics are numbers or null from here on.
+    raw.summary.budget.cap = raw.summary.budget.cap === null ? null : n(raw.summary.budget.cap);
+    return raw;
+  } catch (err) {
+    for (const c of [first, ...more]) await c.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    for (const c of [first, ...more]) c.release();
+  }
 }

@@ -36,12 +36,12 @@ const rate = (a: number, b: number) => (b > 0 ? pct(a / b) : '–');
 
 /**
  * The data the page carries for other readers: the queries' document with its
- * per-run lists (the ledger's loops, every decider answer: tens of megabytes
+ * ledger's runs (grouped by their facts) and every decider answer (megabytes
  * over a year of a team's telemetry) replaced by what the card worked out of
  * them.
  */
 export function embeddedData(c: Card): unknown {
-  const { ledger_runs: _loops, ...runs } = c.raw.runs;
+  const { ledger: _groups, ...runs } = c.raw.runs;
   const { answers: _answers, ...decider } = c.raw.decider;
   return {
     ...c.raw,

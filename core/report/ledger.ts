@@ -50,7 +50,51 @@ export const RECOMMEND = { minDetainedRuns: 20, minSavedShare: 0.2, maxFalseStop
 
 const cents = (n: number) => Math.round(n * 10_000) / 10_000;
 
-export function verdictLedger(runs: readonly LedgerRun[]): Ledger {
+/**
+ * One run's part in the ledger: the per-run rules. The rollup (share/schema.sql,
+ * chalk_report_runs_of) keeps the same facts for every run in SQL, and the tests hold it to this.
+ */
+export interface RunFacts {
+  mode: string;
+  detained: boolean;
+  /** At least one loop has a verdict other than blocked/agent_error. */
+  judged: boolean;
+  /** Not judged, but some loop has a verdict (every one blocked or agent_error). */
+  blockerOnly: boolean;
+  /** The first stopping verdict, or null. */
+  stopVerdict: string | null;
+  /** A loop after the first stopping verdict progressed. */
+  falseStop: boolean;
+  /** Spend of the loops that made no progress. */
+  noProgressCost: number;
+  /** Spend of the loops after the first stopping verdict. */
+  saved: number;
+  /** The last judged verdict was `improving`. */
+  improving: boolean;
+}
+
+export function runFacts(run: LedgerRun): RunFacts {
+  const judged = run.loops.filter(([, , v]) => v !== null && !UNJUDGEABLE.has(v));
+  const stopAt = run.loops.findIndex(([, , v]) => v !== null && (STOPPING_VERDICTS as readonly string[]).includes(v));
+  const after = stopAt < 0 ? [] : run.loops.slice(stopAt + 1);
+  return {
+    mode: run.mode,
+    detained: run.detained,
+    judged: judged.length > 0,
+    blockerOnly: judged.length === 0 && run.loops.some(([, , v]) => v !== null),
+    stopVerdict: stopAt < 0 ? null : (run.loops[stopAt]?.[2] ?? null),
+    falseStop: after.some(([, p]) => p),
+    noProgressCost: run.loops.filter(([, p]) => !p).reduce((s, [c]) => s + c, 0),
+    saved: after.reduce((s, [c]) => s + c, 0),
+    improving: judged.at(-1)?.[2] === 'improving',
+  };
+}
+
+/** Runs with the same facts, `runs` of them: their costs are the sums over those runs. */
+export type FactsGroup = RunFacts & { runs: number };
+
+/** The ledger from runs' facts (each group counted `runs` times, its costs already summed). */
+export function ledgerOf(groups: Iterable<FactsGroup>): Ledger {
   const out: Ledger = {
     judgeableRuns: 0,
     detainedRuns: 0,
@@ -63,31 +107,25 @@ export function verdictLedger(runs: readonly LedgerRun[]): Ledger {
     blockerOnlyRuns: 0,
     recommendOn: false,
   };
-  for (const run of runs) {
-    const judged = run.loops.filter(([, , v]) => v !== null && !UNJUDGEABLE.has(v));
-    if (judged.length === 0) {
-      if (run.loops.some(([, , v]) => v !== null)) out.blockerOnlyRuns++;
+  for (const f of groups) {
+    if (!f.judged) {
+      if (f.blockerOnly) out.blockerOnlyRuns += f.runs;
       continue;
     }
-    if (run.mode === 'on') {
-      out.onRuns++;
+    if (f.mode === 'on') {
+      out.onRuns += f.runs;
       continue;
     }
-    if (run.mode !== 'shadow') continue;
-    out.judgeableRuns++;
-    const stopAt = run.loops.findIndex(([, , v]) => v !== null && (STOPPING_VERDICTS as readonly string[]).includes(v));
-    const after = stopAt < 0 ? [] : run.loops.slice(stopAt + 1);
-    const falseStop = after.some(([, p]) => p);
-    if (falseStop) out.falseStops++;
-    if (!run.detained) continue;
-    out.detainedRuns++;
-    out.noProgressCost += run.loops.filter(([, p]) => !p).reduce((s, [c]) => s + c, 0);
-    if (judged.at(-1)?.[2] === 'improving') out.detainedImproving++;
-    if (stopAt >= 0 && !falseStop) {
-      const saved = after.reduce((s, [c]) => s + c, 0);
-      const verdict = run.loops[stopAt]?.[2] as string;
-      out.wouldHaveSaved += saved;
-      out.savedByVerdict[verdict] = cents((out.savedByVerdict[verdict] ?? 0) + saved);
+    if (f.mode !== 'shadow') continue;
+    out.judgeableRuns += f.runs;
+    if (f.falseStop) out.falseStops += f.runs;
+    if (!f.detained) continue;
+    out.detainedRuns += f.runs;
+    out.noProgressCost += f.noProgressCost;
+    if (f.improving) out.detainedImproving += f.runs;
+    if (f.stopVerdict !== null && !f.falseStop) {
+      out.wouldHaveSaved += f.saved;
+      out.savedByVerdict[f.stopVerdict] = cents((out.savedByVerdict[f.stopVerdict] ?? 0) + f.saved);
     }
   }
   out.noProgressCost = cents(out.noProgressCost);
@@ -98,4 +136,9 @@ export function verdictLedger(runs: readonly LedgerRun[]): Ledger {
     out.wouldHaveSaved >= RECOMMEND.minSavedShare * out.noProgressCost &&
     out.falseStops <= RECOMMEND.maxFalseStops;
   return out;
+}
+
+/** The ledger of runs, one by one. */
+export function verdictLedger(runs: readonly LedgerRun[]): Ledger {
+  return ledgerOf(runs.map((r) => ({ ...runFacts(r), runs: 1 })));
 }

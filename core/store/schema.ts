@@ -29,9 +29,12 @@ import { SHARE_DIR } from '../paths.js';
  *    lessons it anchors: each lesson's rarest 0.6 of its trigrams, 0.5 beyond 150), kept by triggers
  *    on lessons and back-filled, so spec mode counts the spec's anchors per lesson and reads only
  *    the texts of the lessons that can pass.
+ * 11: the report card's rollup: report_calls, report_loops, report_tickets, report_tests (per UTC day),
+ *    report_runs and report_retries (per run), kept by triggers on runs and back-filled, and
+ *    runs_loop_cost_idx for the exact loop-cost percentiles.
  * Every earlier version's file is in tests/fixtures/schema/, and the upgrade from each is tested.
  */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 
 /** Any fixed number: the advisory lock that serialises schema application across processes. */
 const SCHEMA_LOCK = 7_242_001;

@@ -1,13 +1,12 @@
 -- The report card's decider facts: what it was asked in the window. The stuck answers the
 -- calibration gate judges (all history) are stuck-answers.sql's, which the run's `on` mode reads too.
 -- $1: the window in days; $2: the repository, or NULL for every repository.
-WITH d AS (
-  SELECT d.*, c.repo, c.loop AS call_loop,
-         d.created_at >= now() - make_interval(days => $1::int) AS in_window
-  FROM decisions d LEFT JOIN runs c ON c.id = d.call_id
-  WHERE $2::text IS NULL OR c.repo = $2::text
-), w AS (
-  SELECT * FROM d WHERE in_window
+-- The window's decisions by their time (decisions_created_idx); a decision's repository is its call's
+-- (looked up by id, only when one repository is asked).
+WITH w AS (
+  SELECT d.* FROM decisions d
+  WHERE d.created_at >= now() - make_interval(days => $1::int)
+    AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM runs c WHERE c.id = d.call_id AND c.repo = $2::text))
 )
 SELECT json_build_object(
   'asked', (SELECT count(*) FROM w),

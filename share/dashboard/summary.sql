@@ -1,40 +1,82 @@
 -- The report card's totals and breakdowns for a window: one JSON document.
 -- $1: the window in days; $2: the repository, or NULL for every repository.
 -- Runs unchanged on the embedded PGlite store and on any Postgres >= 14.
-WITH r AS (
-  SELECT * FROM runs
-  WHERE created_at >= now() - make_interval(days => $1::int) AND ($2::text IS NULL OR repo = $2::text)
-), l AS (
-  SELECT * FROM r WHERE kind IN ('continue', 'retry', 'fix-review')
+-- The window (created_at >= now() - $1 days) is read in two parts that add up to it: its rows before
+-- its first whole UTC day (`edge`, from runs, each row counted as the rollup counts it) and every later
+-- day from the rollup (report_*, schema version 10), for every repository (`every`) or the one asked.
+-- tests/fixtures/dashboard-raw/summary.sql is the same document from the rows alone, which the tests
+-- hold this to. The loop-cost median and 90th percentile are placed exactly by core/report/data.ts
+-- from `cost_hist` (see there).
+WITH w AS (
+  SELECT s, d0 AT TIME ZONE 'UTC' AS e, d0::date AS day0
+  FROM (SELECT s, CASE WHEN date_trunc('day', s AT TIME ZONE 'UTC') = s AT TIME ZONE 'UTC'
+                       THEN date_trunc('day', s AT TIME ZONE 'UTC')
+                       ELSE date_trunc('day', s AT TIME ZONE 'UTC') + interval '1 day' END AS d0
+        FROM (SELECT now() - make_interval(days => $1::int) AS s) x) y
+), edge AS (
+  SELECT r FROM runs r, w
+  WHERE r.created_at >= w.s AND r.created_at < w.e AND ($2::text IS NULL OR r.repo = $2::text)
+), c AS (
+  SELECT day, kind, model, prompts, n, cost, seconds, denials, input_tokens, output_tokens, cache_read_tokens,
+         cache_write_tokens, turns, progressed, np_cost, with_denials, failed, failed_no_tests, status_fail, first_at
+  FROM report_calls, w WHERE day >= w.day0 AND every = ($2::text IS NULL) AND repo = COALESCE($2::text, '')
+  UNION ALL SELECT c.* FROM edge a CROSS JOIN LATERAL chalk_report_calls_of(a.r) c
+), lp AS (
+  SELECT dim, key, n, turns, top FROM report_loops, w
+  WHERE day >= w.day0 AND every = ($2::text IS NULL) AND repo = COALESCE($2::text, '')
+  UNION ALL SELECT c.dim, c.key, c.n, c.turns, c.top FROM edge a CROSS JOIN LATERAL chalk_report_loops_of(a.r) c
+), ts AS (
+  -- Failing and flaky tests by number (report_test_names): per ticket, the window's loops.
+  SELECT t.test_id, t.ticket, t.n FROM report_tests t, w
+  WHERE t.day >= w.day0
+    AND ($2::text IS NULL OR t.test_id IN (SELECT id FROM report_test_names WHERE repo = $2::text))
+  UNION ALL SELECT k.id, (a.r).ticket, c.n FROM edge a CROSS JOIN LATERAL chalk_report_tests_of(a.r) c
+    JOIN report_test_names k ON k.repo = (a.r).repo AND k.flaky = c.flaky AND k.test = c.test
+), tl AS (
+  SELECT k.repo, k.flaky, k.test, l.test_id, l.loops
+  FROM (SELECT test_id, sum(n) AS loops FROM ts GROUP BY 1) l JOIN report_test_names k ON k.id = l.test_id
+), cand AS (
+  -- Every test that can be in its repository's ten (its loops at least the tenth's), whose tickets are then counted.
+  SELECT repo, flaky, test, test_id, loops FROM (
+    SELECT tl.*, rank() OVER (PARTITION BY repo, flaky ORDER BY loops DESC) AS rk FROM tl) x
+  WHERE rk <= 10
+), tests AS (
+  SELECT c.repo, c.flaky, c.test, c.loops, k.tickets FROM cand c JOIN (
+    SELECT test_id, count(*) AS tickets FROM (
+      SELECT DISTINCT test_id, ticket FROM ts WHERE test_id IN (SELECT test_id FROM cand)) d
+    GROUP BY 1) k USING (test_id)
 ), e AS (
-  SELECT * FROM events
-  WHERE created_at >= now() - make_interval(days => $1::int) AND ($2::text IS NULL OR repo = $2::text)
+  SELECT events.* FROM events, w
+  WHERE created_at >= w.s AND ($2::text IS NULL OR repo = $2::text)
 ), ls AS (
-  SELECT * FROM lessons
-  WHERE created_at >= now() - make_interval(days => $1::int) AND ($2::text IS NULL OR repo = $2::text)
+  SELECT lessons.* FROM lessons, w
+  WHERE created_at >= w.s AND ($2::text IS NULL OR repo = $2::text)
 )
 SELECT json_build_object(
   'totals', (SELECT json_build_object(
-      'calls', count(*),
-      'cost', COALESCE(sum(cost_usd), 0),
-      'loops', count(*) FILTER (WHERE kind IN ('continue', 'retry', 'fix-review')),
-      'loop_cost', COALESCE(sum(cost_usd) FILTER (WHERE kind IN ('continue', 'retry', 'fix-review')), 0),
-      'checkpoints', count(*) FILTER (WHERE progressed AND kind IN ('continue', 'retry', 'fix-review')),
-      'no_progress_cost', COALESCE(sum(cost_usd) FILTER (WHERE NOT progressed AND kind IN ('continue', 'retry', 'fix-review')), 0),
+      'calls', COALESCE(sum(n), 0),
+      'cost', COALESCE(sum(cost), 0),
+      'loops', COALESCE(sum(n) FILTER (WHERE chalk_report_loop(kind)), 0),
+      'loop_cost', COALESCE(sum(cost) FILTER (WHERE chalk_report_loop(kind)), 0),
+      'checkpoints', COALESCE(sum(progressed) FILTER (WHERE chalk_report_loop(kind)), 0),
+      'no_progress_cost', COALESCE(sum(np_cost) FILTER (WHERE chalk_report_loop(kind)), 0),
       -- Distinct counts by hashing (SELECT DISTINCT) rather than count(DISTINCT), which sorts.
-      'tickets', (SELECT count(*) FROM (SELECT DISTINCT repo, ticket FROM r) x),
-      'runs', (SELECT count(*) FROM (SELECT DISTINCT run_id FROM r WHERE run_id IS NOT NULL) x),
-      'repositories', (SELECT count(*) FROM (SELECT DISTINCT repo FROM r) x),
+      -- A ticket, run or repository is in the window when its latest row is (report_tickets, report_runs).
+      'tickets', (SELECT count(*) FROM report_tickets t, w WHERE t.last_at >= w.s AND ($2::text IS NULL OR t.repo = $2::text)),
+      'runs', (SELECT count(*) FROM (SELECT DISTINCT run_id FROM report_runs p, w
+                                     WHERE p.seen_at >= w.s AND ($2::text IS NULL OR p.repo = $2::text)) x),
+      'repositories', (SELECT count(*) FROM (SELECT DISTINCT repo FROM report_tickets t, w
+                                             WHERE t.last_at >= w.s AND ($2::text IS NULL OR t.repo = $2::text)) x),
       'denials', COALESCE(sum(denials), 0),
-      'loops_with_denials', count(*) FILTER (WHERE denials > 0 AND kind IN ('continue', 'retry', 'fix-review')),
-      'failed_loops', count(*) FILTER (WHERE rubric_exit <> 0 AND kind IN ('continue', 'retry', 'fix-review')),
-      'failed_loops_no_tests', count(*) FILTER (WHERE rubric_exit <> 0 AND failing_tests IS NULL AND kind IN ('continue', 'retry', 'fix-review')),
+      'loops_with_denials', COALESCE(sum(with_denials) FILTER (WHERE chalk_report_loop(kind)), 0),
+      'failed_loops', COALESCE(sum(failed) FILTER (WHERE chalk_report_loop(kind)), 0),
+      'failed_loops_no_tests', COALESCE(sum(failed_no_tests) FILTER (WHERE chalk_report_loop(kind)), 0),
       'input_tokens', COALESCE(sum(input_tokens), 0),
       'output_tokens', COALESCE(sum(output_tokens), 0),
       'cache_read_tokens', COALESCE(sum(cache_read_tokens), 0),
       'cache_write_tokens', COALESCE(sum(cache_write_tokens), 0),
       'turns', COALESCE(sum(turns), 0)
-    ) FROM r),
+    ) FROM c),
   'events', (SELECT json_build_object(
       'detentions', count(*) FILTER (WHERE kind = 'detention'),
       'submitted', count(*) FILTER (WHERE kind = 'submitted'),
@@ -43,59 +85,62 @@ SELECT json_build_object(
     ) FROM e),
   'by_kind', (SELECT COALESCE(json_agg(json_build_object(
       'kind', kind, 'calls', n, 'cost', cost, 'seconds', seconds) ORDER BY cost DESC, kind), '[]'::json)
-    FROM (SELECT kind, count(*) AS n, sum(cost_usd) AS cost, COALESCE(sum(duration_s), 0) AS seconds
-          FROM r GROUP BY kind) k),
+    FROM (SELECT kind, sum(n) AS n, sum(cost) AS cost, COALESCE(sum(seconds), 0) AS seconds FROM c GROUP BY kind) k),
   'by_day', (SELECT COALESCE(json_agg(json_build_object(
       'day', day, 'calls', n, 'cost', cost, 'loop_cost', loop_cost, 'no_progress_cost', np) ORDER BY day), '[]'::json)
-    FROM (SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*) AS n, sum(cost_usd) AS cost,
-                 COALESCE(sum(cost_usd) FILTER (WHERE kind IN ('continue', 'retry', 'fix-review')), 0) AS loop_cost,
-                 COALESCE(sum(cost_usd) FILTER (WHERE NOT progressed AND kind IN ('continue', 'retry', 'fix-review')), 0) AS np
-          FROM r GROUP BY 1) d),
-  -- Loop cost against the cap it ran under: tenths of the cap, 0..10 (10 = at or over the cap).
-  'budget', (SELECT json_build_object(
-      'cap', (SELECT budget_usd FROM l ORDER BY created_at DESC, id DESC LIMIT 1),
-      'median', percentile_cont(0.5) WITHIN GROUP (ORDER BY cost_usd),
-      'p90', percentile_cont(0.9) WITHIN GROUP (ORDER BY cost_usd),
-      'max', max(cost_usd),
-      'near_cap', count(*) FILTER (WHERE budget_usd > 0 AND cost_usd >= 0.9 * budget_usd),
+    FROM (SELECT to_char(day, 'YYYY-MM-DD') AS day, sum(n) AS n, sum(cost) AS cost,
+                 COALESCE(sum(cost) FILTER (WHERE chalk_report_loop(kind)), 0) AS loop_cost,
+                 COALESCE(sum(np_cost) FILTER (WHERE chalk_report_loop(kind)), 0) AS np
+          FROM c GROUP BY 1) d),
+  -- Loop cost against the cap it ran under: tenths of the cap, 0..10 (10 = at or over the cap). The cap
+  -- is the latest loop's (an index scan backwards); median and p90 are filled in from cost_hist.
+  'budget', json_build_object(
+      'cap', (SELECT r.budget_usd FROM runs r, w
+              WHERE r.created_at >= w.s AND ($2::text IS NULL OR r.repo = $2::text) AND chalk_report_loop(r.kind)
+              ORDER BY r.created_at DESC, r.id DESC LIMIT 1),
+      'median', NULL,
+      'p90', NULL,
+      'max', (SELECT max(top) FROM lp WHERE dim = 'cost'),
+      'near_cap', (SELECT COALESCE(sum(n), 0) FROM lp WHERE dim = 'near'),
       'buckets', (SELECT COALESCE(json_agg(json_build_object('bucket', b, 'loops', n) ORDER BY b), '[]'::json)
-                  FROM (SELECT LEAST(10, floor(10 * cost_usd / NULLIF(budget_usd, 0)))::int AS b, count(*) AS n
-                        FROM l WHERE budget_usd > 0 GROUP BY 1) bb)
-    ) FROM l),
+                  FROM (SELECT key::int AS b, sum(n) AS n FROM lp WHERE dim = 'bucket' GROUP BY 1) bb)),
+  -- The loops' cost histogram: [bucket, loops] by bucket (chalk_report_bucket).
+  'cost_hist', (SELECT COALESCE(json_agg(json_build_array(b, n) ORDER BY b), '[]'::json)
+    FROM (SELECT key::int AS b, sum(n) AS n FROM lp WHERE dim = 'cost' GROUP BY 1) h),
   'by_prompts', (SELECT COALESCE(json_agg(json_build_object(
       'prompts', prompts, 'first_at', first_at, 'loops', loops, 'retries', retries, 'checkpoints', cps, 'cost', cost) ORDER BY first_at), '[]'::json)
-    FROM (SELECT prompts, min(created_at) AS first_at,
-                 count(*) FILTER (WHERE kind IN ('continue', 'retry', 'fix-review')) AS loops,
-                 count(*) FILTER (WHERE kind = 'retry') AS retries,
-                 count(*) FILTER (WHERE progressed AND kind IN ('continue', 'retry', 'fix-review')) AS cps,
-                 sum(cost_usd) AS cost FROM r GROUP BY prompts) p),
+    FROM (SELECT prompts, min(first_at) AS first_at,
+                 COALESCE(sum(n) FILTER (WHERE chalk_report_loop(kind)), 0) AS loops,
+                 COALESCE(sum(n) FILTER (WHERE kind = 'retry'), 0) AS retries,
+                 COALESCE(sum(progressed) FILTER (WHERE chalk_report_loop(kind)), 0) AS cps,
+                 sum(cost) AS cost FROM c GROUP BY prompts) p),
   'by_model', (SELECT COALESCE(json_agg(json_build_object(
       'model', model, 'loops', loops, 'retries', retries, 'checkpoints', cps, 'cost', cost) ORDER BY cost DESC, model), '[]'::json)
     FROM (SELECT model,
-                 count(*) FILTER (WHERE kind IN ('continue', 'retry', 'fix-review')) AS loops,
-                 count(*) FILTER (WHERE kind = 'retry') AS retries,
-                 count(*) FILTER (WHERE progressed AND kind IN ('continue', 'retry', 'fix-review')) AS cps,
-                 sum(cost_usd) AS cost FROM r GROUP BY model) m),
+                 COALESCE(sum(n) FILTER (WHERE chalk_report_loop(kind)), 0) AS loops,
+                 COALESCE(sum(n) FILTER (WHERE kind = 'retry'), 0) AS retries,
+                 COALESCE(sum(progressed) FILTER (WHERE chalk_report_loop(kind)), 0) AS cps,
+                 sum(cost) AS cost FROM c GROUP BY model) m),
   -- The checks: how often each ran, failed something, and what it and the fixes it asked for cost.
   'checks', (SELECT json_build_object(
       'review', json_build_object(
-        'ran', count(*) FILTER (WHERE kind = 'review'),
-        'failed', count(*) FILTER (WHERE kind = 'review' AND agent_status = 'fail'),
-        'cost', COALESCE(sum(cost_usd) FILTER (WHERE kind = 'review'), 0),
-        'fix_loops', count(*) FILTER (WHERE kind = 'fix-review'),
-        'fix_cost', COALESCE(sum(cost_usd) FILTER (WHERE kind = 'fix-review'), 0)),
+        'ran', COALESCE(sum(n) FILTER (WHERE kind = 'review'), 0),
+        'failed', COALESCE(sum(status_fail) FILTER (WHERE kind = 'review'), 0),
+        'cost', COALESCE(sum(cost) FILTER (WHERE kind = 'review'), 0),
+        'fix_loops', COALESCE(sum(n) FILTER (WHERE kind = 'fix-review'), 0),
+        'fix_cost', COALESCE(sum(cost) FILTER (WHERE kind = 'fix-review'), 0)),
       'spec_check', json_build_object(
-        'ran', count(*) FILTER (WHERE kind = 'spec-check'),
-        'failed', count(*) FILTER (WHERE kind = 'spec-check' AND agent_status = 'fail'),
-        'cost', COALESCE(sum(cost_usd) FILTER (WHERE kind = 'spec-check'), 0),
+        'ran', COALESCE(sum(n) FILTER (WHERE kind = 'spec-check'), 0),
+        'failed', COALESCE(sum(status_fail) FILTER (WHERE kind = 'spec-check'), 0),
+        'cost', COALESCE(sum(cost) FILTER (WHERE kind = 'spec-check'), 0),
         'blocked_specs', (SELECT count(*) FROM e WHERE kind = 'spec_blocked'))
-    ) FROM r),
-  'agent', (SELECT COALESCE(json_agg(json_build_object('status', agent_status, 'loops', n, 'turns', turns) ORDER BY n DESC, agent_status), '[]'::json)
-    FROM (SELECT agent_status, count(*) AS n, COALESCE(sum(turns), 0) AS turns FROM l GROUP BY agent_status) a),
-  'verdicts', (SELECT COALESCE(json_object_agg(v, n), '{}'::json)
-    FROM (SELECT COALESCE(verdict, 'none') AS v, count(*) AS n FROM l GROUP BY 1) v),
-  'fp_rules', (SELECT COALESCE(json_object_agg(m, n), '{}'::json)
-    FROM (SELECT COALESCE(fp_rules, 'unknown') AS m, count(*) AS n FROM l GROUP BY 1) f),
+    ) FROM c),
+  'agent', (SELECT COALESCE(json_agg(json_build_object('status', key, 'loops', n, 'turns', turns) ORDER BY n DESC, key), '[]'::json)
+    FROM (SELECT key, sum(n) AS n, COALESCE(sum(turns), 0) AS turns FROM lp WHERE dim = 'agent' GROUP BY key) a),
+  'verdicts', (SELECT COALESCE(json_object_agg(key, n), '{}'::json)
+    FROM (SELECT key, sum(n) AS n FROM lp WHERE dim = 'verdict' GROUP BY key) v),
+  'fp_rules', (SELECT COALESCE(json_object_agg(key, n), '{}'::json)
+    FROM (SELECT key, sum(n) AS n FROM lp WHERE dim = 'fp' GROUP BY key) f),
   -- Detentions by the start of the stored reason (the lesson's signature), as a label from a fixed set.
   'detentions_by_reason', (SELECT COALESCE(json_object_agg(reason, n), '{}'::json)
     FROM (SELECT CASE
@@ -123,16 +168,12 @@ SELECT json_build_object(
   'flaky_tests', (SELECT COALESCE(json_agg(json_build_object(
       'repo', repo, 'test', test, 'loops', loops, 'tickets', tickets) ORDER BY repo, loops DESC, test), '[]'::json)
     FROM (SELECT repo, test, loops, tickets, row_number() OVER (PARTITION BY repo ORDER BY loops DESC, tickets DESC, test) AS rank
-          FROM (SELECT repo, t AS test, count(*) AS loops, count(DISTINCT ticket) AS tickets
-                FROM l, unnest(string_to_array(flaky_tests, E'\n')) AS t
-                WHERE flaky_tests IS NOT NULL AND t <> '' GROUP BY repo, t) c) ranked
+          FROM tests WHERE flaky) ranked
     WHERE rank <= 10),
   -- Which tests keep failing: up to 10 per repository, by failing loops.
   'failing_tests', (SELECT COALESCE(json_agg(json_build_object(
       'repo', repo, 'test', test, 'loops', loops, 'tickets', tickets) ORDER BY repo, loops DESC, test), '[]'::json)
     FROM (SELECT repo, test, loops, tickets, row_number() OVER (PARTITION BY repo ORDER BY loops DESC, tickets DESC, test) AS rank
-          FROM (SELECT repo, t AS test, count(*) AS loops, count(DISTINCT ticket) AS tickets
-                FROM l, unnest(string_to_array(failing_tests, E'\n')) AS t
-                WHERE failing_tests IS NOT NULL AND t <> '' GROUP BY repo, t) c) ranked
+          FROM tests WHERE NOT flaky) ranked
     WHERE rank <= 10)
 ) AS doc

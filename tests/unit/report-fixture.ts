@@ -34,6 +34,10 @@ export function rawReport(text: string): RawReport {
         { kind: text, calls: 4, cost: 2, seconds: 40 },
       ],
       by_day: [{ day: '2026-11-28', calls: 30, cost: 12.5, loop_cost: 10, no_progress_cost: 4 }],
+      cost_hist: [
+        [130, 10],
+        [140, 14],
+      ],
       budget: { cap: 1, median: 0.3, p90: 0.6, max: 0.97, near_cap: 1, buckets: [{ bucket: 3, loops: 24 }] },
       by_prompts: [{ prompts: text, first_at: at, loops: 24, retries: 6, checkpoints: 10, cost: 12.5 }],
       by_model: [
@@ -56,16 +60,19 @@ export function rawReport(text: string): RawReport {
       flaky_tests: [{ repo: text, test: text, loops: 2, tickets: 1 }],
     },
     runs: {
-      ledger_runs: [
+      // One shadow run, detained: loops [0.5 progressed], [0.4 first], [0.3 repeat], [0.2 repeat].
+      ledger: [
         {
           mode: 'shadow',
           detained: true,
-          loops: [
-            [0.5, true, null],
-            [0.4, false, 'first'],
-            [0.3, false, 'repeat'],
-            [0.2, false, 'repeat'],
-          ],
+          judged: true,
+          blocker_only: false,
+          stop_verdict: 'repeat',
+          false_stop: false,
+          improving: false,
+          runs: 1,
+          np_cost: 0.9,
+          saved: 0.2,
         },
       ],
       verdictless_runs: 1,

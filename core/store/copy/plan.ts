@@ -23,6 +23,13 @@ export const NOT_COPIED: Readonly<Record<string, string>> = {
   chalk_schema: "the database's own version and origin",
   lesson_bits: "made from each lesson's text and flags by the target's own triggers",
   lesson_spec_anchors: "made from each lesson's text by the target's own triggers",
+  report_calls: "the report card's rollup, made from the copied runs by the target's own triggers",
+  report_loops: "the report card's rollup, made from the copied runs by the target's own triggers",
+  report_tickets: "the report card's rollup, made from the copied runs by the target's own triggers",
+  report_tests: "the report card's rollup, made from the copied runs by the target's own triggers",
+  report_test_names: "the report card's rollup, made from the copied runs by the target's own triggers",
+  report_runs: "the report card's rollup, made from the copied runs by the target's own triggers",
+  report_retries: "the report card's rollup, made from the copied runs by the target's own triggers",
 };
 
 /** Columns every copied table has that are not copied as they are: the key and the row's origin. */

@@ -127,8 +127,11 @@ export async function tableRows(db: Db, columns?: Record<string, string[]>): Pro
           ? 'name, chunk'
           : t === 'lesson_trgms'
             ? 'lesson_id, trgm'
-            : 'id';
-    const r = await db.query<{ row: string }>(`SELECT ${pick}::text AS row FROM ${t} x ORDER BY ${order}`);
+            : cols && !cols.includes('id')
+              ? // A table without an id (the report card's rollup): its rows in one total order.
+                '1'
+              : 'id';
+    const r = await db.query<{ row: string }>(`SELECT ${pick}::text COLLATE "C" AS row FROM ${t} x ORDER BY ${order}`);
     out[t] = r.rows.map((x) => x.row);
   }
   return out;
