@@ -7,7 +7,6 @@ import { pipeline } from 'node:stream/promises';
 import {
   BundleImportError,
   type BundleRejection,
-  type BundleTarget,
   DEFAULT_HOME_LIMITS,
   HOME_LIMIT_KEYS,
   type HomeLimits,
@@ -25,7 +24,6 @@ import {
   treeChanges,
 } from './fast-forward.js';
 import {
-  bundleHeads,
   currentBranchName,
   fileAt,
   hostGit,
@@ -36,7 +34,7 @@ import {
   resolveCommit,
   revParse,
 } from './host-git.js';
-import { DELTA_RESULT_MAX, scanBundlePack } from './pack-scan.js';
+import { bundleHeadsOf, DELTA_RESULT_MAX, scanBundlePack } from './pack-scan.js';
 import { scanTree } from './tree-scan.js';
 
 export {
@@ -113,6 +111,13 @@ async function privateCopy(path: string, dir: string, maxBytes: number): Promise
 const FETCH = ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-recurse-submodules', '--no-auto-gc'];
 
 type TipFile = { mode: string; text: string } | null;
+
+/** `ready` rejected: its error is the import's, as it is. */
+class NotReady extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the bundle was not made');
+  }
+}
 
 /** How the head's object is named when it is not a commit. */
 const KIND_NAMES: Readonly<Record<string, string>> = { tag: 'an annotated tag', tree: 'a tree', blob: 'a blob' };
@@ -292,29 +297,40 @@ async function checkPack(copy: string, limits: HomeLimits): Promise<void> {
  * copied and scanned.
  */
 export async function importBundle(o: ImportBundleOptions): Promise<ImportedBundle> {
+  const settle = <T>(p: Promise<T>) => {
+    p.catch(() => undefined);
+    return p;
+  };
+  // The bundle is complete once the caller says so (handled from here on, awaited below).
+  const ready = o.ready
+    ? settle(
+        o.ready.then(
+          () => undefined,
+          (err: unknown) => Promise.reject(new NotReady(err)),
+        ),
+      )
+    : null;
   const maxBytes = o.maxBytes ?? BUNDLE_MAX_BYTES;
   const cwd = o.cwd;
   const dir = await mkdtemp(join(tmpdir(), 'chalk-bundle-'));
   // Everything about the host that does not depend on the bundle is read at once, while the
   // bundle is copied and scanned: the target's name, the base, the worktree (a fast-forward's
   // filter drivers and the person's changes), the checked-out branch, the quarantine.
-  const settle = <T>(p: Promise<T>) => {
-    p.catch(() => undefined);
-    return p;
-  };
   const ref = settle(targetRef(o));
   const state = settle(hostState(cwd, o.base));
-  const base = state.then((h) => h.base);
+  const base = settle(state.then((h) => h.base));
   const worktree = o.target.kind === 'fast-forward' ? settle(readWorktree(cwd)) : null;
   const quarantine = settle(makeQuarantine(cwd, dir));
   try {
+    // What does not need the bundle is under way; the bundle itself waits for the caller.
+    await ready;
     const target = await ref;
     const from = await base;
     if (!from) throw refuse('bad-target', `the sandbox's base ${oneLine(o.base)} is not a commit in ${cwd}`);
     const targetState = settle(checkTarget(o, target, from, await state));
     const copy = await privateCopy(o.bundle, dir, maxBytes);
     const limits = o.limits ?? DEFAULT_HOME_LIMITS;
-    const listed = settle(bundleHeads(cwd, copy).catch(() => null));
+    const listed = settle(bundleHeadsOf(copy).catch(() => null));
     await checkPack(copy, limits);
     const heads = await listed;
     if (!heads) throw refuse('unverified', `the sandbox's bundle lists no heads`);
@@ -351,6 +367,7 @@ export async function importBundle(o: ImportBundleOptions): Promise<ImportedBund
     return await move({ cwd, tip: head.sha, ref: target, inspect: o.inspect, plan, changed, files });
   } catch (err) {
     if (err instanceof BundleImportError) throw err;
+    if (err instanceof NotReady) throw err.cause;
     throw refuse(
       'git',
       `could not take the sandbox's bundle: ${oneLine(err instanceof Error ? err.message : String(err))}`,

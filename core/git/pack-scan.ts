@@ -50,6 +50,47 @@ async function packStart(fd: FileHandle): Promise<{ start: number; hashBytes: nu
   return { start: end + 2, hashBytes };
 }
 
+/** A head a bundle's header names: `<object id> <ref name>`. */
+export interface BundleHead {
+  sha: string;
+  name: string;
+}
+
+const OID_HEX = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
+/**
+ * The heads a bundle's header names (what `git bundle list-heads` prints), read from its first
+ * bytes; null when the header is not a v2 or v3 bundle's, or a line of it is not one git writes.
+ * git reads the same header again when it fetches, and refuses what it does not take.
+ */
+export async function bundleHeadsOf(path: string): Promise<BundleHead[] | null> {
+  const fd = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(HEADER_MAX_BYTES);
+    const { bytesRead } = await fd.read(buf, 0, buf.length, 0);
+    const head = buf.subarray(0, bytesRead);
+    const end = head.indexOf('\n\n');
+    if (end < 0) return null;
+    const [signature, ...lines] = head.subarray(0, end).toString('utf8').split('\n');
+    if (signature !== '# v2 git bundle' && signature !== '# v3 git bundle') return null;
+    const heads: BundleHead[] = [];
+    for (const line of lines) {
+      if (line.startsWith('@') && signature === '# v3 git bundle') continue;
+      if (line.startsWith('-')) {
+        if (!OID_HEX.test(line.slice(1).split(' ')[0] ?? '')) return null;
+        continue;
+      }
+      const i = line.indexOf(' ');
+      const sha = i < 0 ? line : line.slice(0, i);
+      if (!OID_HEX.test(sha) || i < 0) return null;
+      heads.push({ sha, name: line.slice(i + 1) });
+    }
+    return heads;
+  } finally {
+    await fd.close();
+  }
+}
+
 /** A varint of 7-bit groups, least significant first (a delta's sizes). */
 function deltaSize(buf: Buffer, at: number): { value: number; next: number } | null {
   let value = 0;

@@ -43,6 +43,12 @@ export interface ImportBundleOptions {
   cwd: string;
   /** The bundle's host path (in a host directory the sandbox cannot reach). */
   bundle: string;
+  /**
+   * The bundle is written once this resolves: what does not depend on it (the target, the base,
+   * the worktree, the quarantine) is read meanwhile. When it rejects, nothing is imported and
+   * importBundle rejects with its error.
+   */
+  ready?: Promise<unknown>;
   /** The commit the sandbox started from: the bundle's tip must descend from it. */
   base: string;
   target: BundleTarget;

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createBundle } from '../../core/git/bundle-create.js';
@@ -14,6 +14,7 @@ import {
   statusPorcelain,
   switchNewBranch,
 } from '../../core/git/host-git.js';
+import { bundleHeadsOf } from '../../core/git/pack-scan.js';
 import { agentWork, git, gitCode, HOOK_DIRS, makeWorld, marks, refsOf, type World } from './host-git-world.js';
 
 describe.each(HOOK_DIRS)('host git runs no hook from %s', (active) => {
@@ -138,6 +139,55 @@ describe('createBundle', () => {
     await expect(createBundle({ cwd: w.work, ref: 'chalk/SHOP-1', out: victim })).rejects.toThrow(/already exists/);
     expect(spawnSync('cat', [victim], { encoding: 'utf8' }).stdout).toBe('keep me\n');
     expect(readdirSync(w.dir).filter((f) => f.startsWith('.'))).toEqual([]);
+  });
+});
+
+describe('importBundle waits for ready', () => {
+  let w: World;
+  beforeEach(() => {
+    w = makeWorld('.husky');
+  });
+
+  it('reads the bundle only once ready resolves: a bundle written after the import began comes home', async () => {
+    const bundle = join(w.dir, 'later.bundle');
+    let write: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => {
+      write = () => {
+        const made = agentWork(w, 'made.bundle');
+        writeFileSync(bundle, readFileSync(made.bundle));
+        resolve();
+      };
+    });
+    const home = importBundle({
+      cwd: w.work,
+      bundle,
+      ready,
+      base: w.base,
+      target: { kind: 'fast-forward', branch: 'chalk/SHOP-1' },
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(bundle)).toBe(false);
+    write();
+    const r = await home;
+    expect(r.tip).toBe(git(w.sandbox, 'rev-parse', 'HEAD'));
+    expect(git(w.work, 'rev-parse', 'HEAD')).toBe(r.tip);
+    expect(marks(w)).toEqual([]);
+  });
+
+  it("rejects with ready's own error, importing nothing, when ready rejects", async () => {
+    const { bundle } = agentWork(w);
+    const before = refsOf(w);
+    const why = new Error('the sandbox could not export');
+    const err = await importBundle({
+      cwd: w.work,
+      bundle,
+      ready: Promise.reject(why),
+      base: w.base,
+      target: { kind: 'fast-forward', branch: 'chalk/SHOP-1' },
+    }).catch((e: unknown) => e);
+    expect(err).toBe(why);
+    expect(refsOf(w)).toEqual(before);
+    expect(git(w.work, 'for-each-ref', 'refs/chalk/')).toBe('');
   });
 });
 
@@ -267,5 +317,40 @@ describe('importBundle refuses', () => {
   it('a target outside detention/', async () => {
     const { bundle } = agentWork(w);
     await refused({ bundle, target: { kind: 'branch', name: 'main' } }, /detention\/\.\.\. branch, not 'main'/);
+  });
+});
+
+describe('bundleHeadsOf reads the heads git bundle list-heads prints', () => {
+  let w: World;
+  beforeEach(() => {
+    w = makeWorld('.husky');
+  });
+
+  const listed = (bundle: string) =>
+    git(w.dir, 'bundle', 'list-heads', bundle)
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => ({ sha: l.slice(0, l.indexOf(' ')), name: l.slice(l.indexOf(' ') + 1) }));
+
+  it.each(['2', '3'])('of a v%s bundle with a prerequisite and two heads', async (version) => {
+    agentWork(w);
+    git(w.sandbox, 'branch', 'side');
+    const bundle = join(w.dir, `v${version}.bundle`);
+    git(w.sandbox, 'bundle', 'create', '-q', `--version=${version}`, bundle, `${w.base}..HEAD`, `${w.base}..side`);
+    expect(readFileSync(bundle).subarray(0, 15).toString()).toBe(`# v${version} git bundle`);
+    expect(await bundleHeadsOf(bundle)).toEqual(listed(bundle));
+  });
+
+  it.each([
+    ['no blank line after the header', '# v2 git bundle\n'.padEnd(70000, 'x')],
+    ['another signature', '# v9 git bundle\n\n'],
+    ['a head without a name', `# v2 git bundle\n${'a'.repeat(40)}\n\n`],
+    ['a short object id', '# v2 git bundle\nabc refs/heads/x\n\n'],
+    ['a capability in a v2 bundle', '# v2 git bundle\n@object-format=sha1\n\n'],
+    ['a prerequisite without an id', '# v2 git bundle\n-zz\n\n'],
+  ])('null for %s', async (_what, text) => {
+    const bundle = join(w.dir, 'bad.bundle');
+    writeFileSync(bundle, text);
+    expect(await bundleHeadsOf(bundle)).toBeNull();
   });
 });

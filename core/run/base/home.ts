@@ -125,6 +125,9 @@ async function judged(
   return { verdict, spec };
 }
 
+/** The sandbox had nothing since the base: no bundle to import. */
+const NOTHING = new Error('nothing to bring home');
+
 /**
  * Brings the sandbox's commits since `base` home: the bundle is copied out
  * to the run's io directory (which no sandbox reaches) and imported by host
@@ -144,26 +147,29 @@ export async function bringHome(
     forgeGuarded: readonly string[];
     /** The spec at `base`, when the caller has it already (the run's CommittedSpecs). */
     specAtBase?: Promise<{ mode: string; text: string } | null>;
+    /** The sandbox's commit of what comes home, made before the export (host git reads meanwhile). */
+    commit?: () => Promise<unknown>;
   },
 ): Promise<Homecoming> {
   const dest = join(ctx.paths.io, 'out.bundle');
   // What the guard needs of the worktree's configuration, read while the sandbox exports.
   const configured = configuredIn(git, ctx.root);
   configured.catch(() => undefined);
-  let head: string | null;
-  try {
-    head = await session.exportBundle(o.base, dest);
-  } catch (err) {
-    if (err instanceof SandboxFileError) return { kind: 'refused', reason: err.message };
-    throw err;
-  }
-  if (head === null) return { kind: 'nothing' };
+  // The sandbox commits (`o.commit`) and exports while host git reads what does not need the bundle.
+  const exported = (async () => {
+    await o.commit?.();
+    return session.exportBundle(o.base, dest);
+  })();
+  const ready = exported.then((head) => {
+    if (head === null) throw NOTHING;
+  });
   let refused: GuardVerdict | null = null;
   let spec: string | null = null;
   try {
     const r = await git.importBundle({
       cwd: ctx.root,
       bundle: dest,
+      ready,
       base: o.base,
       target: o.target,
       limits: o.limits,
@@ -191,6 +197,10 @@ export async function bringHome(
     });
     return { kind: 'home', head: r.tip, spec };
   } catch (err) {
+    // Nothing of the sandbox's is left in flight when the homecoming ends, however it ended.
+    await exported.catch(() => undefined);
+    if (err === NOTHING) return { kind: 'nothing' };
+    if (err instanceof SandboxFileError) return { kind: 'refused', reason: err.message };
     if (!(err instanceof BundleImportError)) throw err;
     const v = refused as GuardVerdict | null;
     if (err.reason === 'inspected' && v && !v.ok) return { kind: 'guarded', verdict: v };

@@ -61,9 +61,9 @@ export async function detain(
   try {
     // What is left running (a fork bomb holding every pid among it) would keep the attempt from coming home.
     await session.reapStrays();
-    await run.work.commit(detentionCommitMessage(ctx.ticket, d.reason), base, { allowEmpty: true });
     // The same caps as a fast-forward: nobody checks a detention branch out but the person.
     const home = await bringHome(ctx, deps.git, session, {
+      commit: () => run.work.commit(detentionCommitMessage(ctx.ticket, d.reason), base, { allowEmpty: true }),
       base,
       target: { kind: 'branch', name: branch },
       limits: homeLimits(deps.config),

@@ -9,7 +9,6 @@ import { type ClaimOptions, claim } from '../base/claim.js';
 import { type RunContext, resolveContext } from '../base/context.js';
 import type { RunDeps } from '../base/deps.js';
 import { type DetentionKind, reasons } from '../base/detention-reasons.js';
-import { committedSpec } from '../base/home.js';
 import { CallTracker, recordOnAbort, trackingAgent } from '../base/interrupt.js';
 import {
   afterFailedReview,

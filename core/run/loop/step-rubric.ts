@@ -44,7 +44,7 @@ export interface LoopRubric {
  * CHALK_RERUN_FAILED=off). The loop's outcome stays the first run's: a flaky failure is no progress.
  */
 export async function rubricStep(run: Run, call: LoopCall, trees: TreeIds | null): Promise<LoopRubric> {
-  const r = await rubricRuns(run, call, trees);
+  const r = await rubricRuns(run, trees);
   // What the rubric was refused on its way out: the `next:` line names it when the loop fails.
   run.egressBlocked = await noteEgress({
     session: run.session,
@@ -65,7 +65,7 @@ export function fingerprintTreesAfter(run: Run, call: LoopCall): Promise<TreeIds
   return fingerprintTrees(run.ctx, run.session, rubricSettings(run).reportPath);
 }
 
-async function rubricRuns(run: Run, call: LoopCall, trees: TreeIds | null): Promise<LoopRubric> {
+async function rubricRuns(run: Run, trees: TreeIds | null): Promise<LoopRubric> {
   const { ctx, deps, session } = run;
   const settings = rubricSettings(run);
   const started = deps.clock.now().getTime();

@@ -14,8 +14,10 @@ trap 'rm -f "$now_idx" "$want_idx"' EXIT
 cp -p .git/index "$now_idx" 2>/dev/null || true
 GIT_INDEX_FILE="$now_idx" git add -A -- .
 now=$(GIT_INDEX_FILE="$now_idx" git write-tree)
-want=$(git rev-parse "$TREE^{tree}")
 echo "$now"
+# TREE is a tree id the host took (or a commit): the same id needs no look-up.
+[ "$now" != "$TREE" ] || exit 0
+want=$(git rev-parse "$TREE^{tree}")
 [ "$now" != "$want" ] || exit 0
 # What the working tree has that TREE lacks goes first (a directory may stand where TREE has a file).
 while IFS= read -r -d '' p; do
