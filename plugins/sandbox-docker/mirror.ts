@@ -28,6 +28,8 @@ export const MIRROR_LABELS = {
   from: 'chalk.mirror.from',
   /** The machine `root` is a path on (an engine may serve more than one). */
   host: 'chalk.mirror.host',
+  /** When it was made, in milliseconds (the engine's own time has seconds only). */
+  made: 'chalk.mirror.made',
 } as const;
 
 const MIRROR_NAME = 'chalk-mirror';
@@ -53,8 +55,8 @@ export interface MirrorImage {
   base: string;
   from: string;
   host: string;
-  /** Unix seconds. */
-  created: number;
+  /** Unix milliseconds. */
+  made: number;
 }
 
 /** Mirror images whose labels match, newest first. */
@@ -80,10 +82,10 @@ export async function listMirrors(labels: Partial<Record<keyof typeof MIRROR_LAB
         base: i.Labels?.[MIRROR_LABELS.base] ?? '',
         from: i.Labels?.[MIRROR_LABELS.from] ?? '',
         host: i.Labels?.[MIRROR_LABELS.host] ?? '',
-        created: i.Created,
+        made: Number(i.Labels?.[MIRROR_LABELS.made]) || i.Created * 1000,
       }),
     )
-    .sort((a, b) => b.created - a.created || a.id.localeCompare(b.id));
+    .sort((a, b) => b.made - a.made || a.id.localeCompare(b.id));
 }
 
 /** Every mirror on the image, newest first: its repository's key and its commit (the image's id read meanwhile). */
@@ -160,6 +162,7 @@ export async function makeMirror(o: {
         [MIRROR_LABELS.base]: o.base,
         [MIRROR_LABELS.from]: o.imageId,
         [MIRROR_LABELS.host]: hostname(),
+        [MIRROR_LABELS.made]: String(Date.now()),
       },
       onLine: o.onLine,
       what: `sandbox mirror ${tag}`,

@@ -1,9 +1,7 @@
-import { createHash } from 'node:crypto';
-import { realpathSync } from 'node:fs';
 import type { HostGit } from '../../ports/host-git.js';
 import type { Log } from '../../ports/log.js';
 import type { MirrorRepo, Sandbox } from '../../ports/sandbox.js';
-import { checkoutOf } from '../../repo/git.js';
+import { mirrorRepoOf } from '../../repo/git.js';
 
 /**
  * What a sandbox is cloned from. Streaming a repository's whole history into every sandbox
@@ -33,12 +31,6 @@ export interface ChosenMirror {
   base: string;
   /** This start made it (or made it anew). */
   built: boolean;
-}
-
-/** The repository as mirrors know it: the SHA-256 of its main checkout's real path, and that path. */
-export function mirrorRepoOf(commonDir: string): MirrorRepo {
-  const real = realpathSync(checkoutOf(commonDir));
-  return { key: createHash('sha256').update(real).digest('hex'), root: real };
 }
 
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n')[0];
