@@ -165,12 +165,14 @@ function lesson() {
   };
 }
 
-// The lessons go in with the bitmaps' insert trigger off and are then made afresh in one statement
-// (chalk_lesson_bits_rebuild, the schema's back-fill): the same bits the trigger keeps
-// (recall-equivalence.test.ts), without merging each batch into the rows the last one wrote.
-// What one lesson costs to write through the trigger is measured on its own (writeCost).
+// The lessons go in with the insert triggers of the bitmaps and of spec mode's anchors off, and both
+// are then made afresh in one statement each (chalk_lesson_bits_rebuild, chalk_spec_anchors_rebuild:
+// the schema's back-fills): the same bits the trigger keeps (recall-equivalence.test.ts), and anchors
+// chosen by the counts of every lesson loaded so far, without merging each batch into the rows the
+// last one wrote. What one lesson costs to write through the triggers is measured on its own (writeCost).
 async function load(store, n) {
   await store.pool.query('ALTER TABLE lessons DISABLE TRIGGER lesson_bits_insert');
+  await store.pool.query('ALTER TABLE lessons DISABLE TRIGGER lesson_spec_anchors_insert');
   for (let i = 0; i < n; i += 500) {
     const part = Array.from({ length: Math.min(500, n - i) }, lesson);
     await store.pool.query(
@@ -187,7 +189,9 @@ async function load(store, n) {
     );
   }
   await store.pool.query('ALTER TABLE lessons ENABLE TRIGGER lesson_bits_insert');
+  await store.pool.query('ALTER TABLE lessons ENABLE TRIGGER lesson_spec_anchors_insert');
   await store.pool.query('SELECT chalk_lesson_bits_rebuild()');
+  await store.pool.query('SELECT chalk_spec_anchors_rebuild()');
   await store.pool.query('ANALYZE lessons');
 }
 

@@ -368,3 +368,122 @@ DO $$ BEGIN
     END IF;
   END IF;
 END $$;
+
+-- Version 10: spec-mode recall's anchors (core/store/lessons.ts, specLessons). Spec mode's rule,
+-- word_similarity(coalesce(first_error, signature), spec) > 0.6, needs a lesson to have more than
+-- 0.6 of its n distinct trigrams among the spec's (c / n bounds the score). A lesson's anchors are
+-- chalk_spec_anchor_count(n) of its trigrams, the ones fewest lessons held when it was written
+-- (lesson_bits' 'c' rows; a tie goes to a trigram without a space, then to the trigram): a lesson
+-- that can pass has at least 0.5994 n - (n - anchors) of its anchors in the spec, whichever they
+-- are, and rare trigrams are rarely in a spec by chance. lesson_spec_anchors is, per trigram and
+-- chunk of lesson ids, the lessons it anchors, as lesson_bits holds its keys (a list of two-byte
+-- slots up to 256 lessons, else a bitmap); recall counts the spec's anchors per lesson from it
+-- and reads only the texts of the lessons that reach that count. Triggers keep it (fired after
+-- lesson_bits' own, whose counts they read): a statement's new lessons at once, a lesson whose
+-- text changes or which is deleted by all its trigrams; truncate empties it. Which trigrams anchor
+-- a lesson depends on when it was written, never on whether it is recalled: made afresh
+-- (chalk_spec_anchors_rebuild(), the back-fill) they may differ, and recall is the same.
+DO $$ BEGIN
+  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+    CREATE TABLE IF NOT EXISTS lesson_spec_anchors (
+      name text NOT NULL,
+      chunk integer NOT NULL,
+      list bytea,
+      bits bit(8192),
+      PRIMARY KEY (name, chunk),
+      CHECK ((list IS NULL) <> (bits IS NULL))
+    );
+    -- How many anchors a text with n distinct trigrams has: 0.6 n up to 150 trigrams, 0.5 n beyond
+    -- (a long text shares few of its trigrams with a spec by chance), rounded up.
+    CREATE OR REPLACE FUNCTION chalk_spec_anchor_count(n integer) RETURNS integer LANGUAGE sql IMMUTABLE AS $f$
+      SELECT CASE WHEN n <= 150 THEN (3 * n + 4) / 5 ELSE (n + 1) / 2 END
+    $f$;
+    -- The anchors of lessons (ids, and their coalesce(first_error, signature)).
+    CREATE OR REPLACE FUNCTION chalk_spec_anchors(ids bigint[], texts text[])
+      RETURNS TABLE (lesson_id bigint, trgm text) LANGUAGE sql STABLE AS $f$
+      WITH lt AS (SELECT x.id, g.trgm FROM unnest(ids, texts) AS x (id, txt), unnest(show_trgm(x.txt)) AS g (trgm)),
+      df AS (SELECT b.name, sum(CASE WHEN b.bits IS NULL THEN length(b.list) / 2 ELSE bit_count(b.bits) END) AS df
+             FROM lesson_bits b WHERE b.kind = 'c' AND b.name = ANY (ARRAY(SELECT DISTINCT trgm FROM lt)) GROUP BY b.name),
+      ranked AS (SELECT lt.id, lt.trgm, count(*) OVER (PARTITION BY lt.id) AS n,
+                        row_number() OVER (PARTITION BY lt.id
+                          ORDER BY coalesce(df.df, 0), strpos(lt.trgm, ' ') > 0, lt.trgm COLLATE "C") AS k
+                 FROM lt LEFT JOIN df ON df.name = lt.trgm)
+      SELECT id, trgm FROM ranked WHERE k <= chalk_spec_anchor_count(n::integer)
+    $f$;
+    -- Adds lessons (ids) to trigrams' rows, and clears them, as chalk_bits_add and chalk_bits_clear do.
+    CREATE OR REPLACE FUNCTION chalk_spec_anchors_add(names text[], ids bigint[]) RETURNS void LANGUAGE sql AS $f$
+      INSERT INTO lesson_spec_anchors AS b (name, chunk, list, bits)
+      SELECT name, chunk, CASE WHEN cardinality(slots) <= 256 THEN chalk_slots_list(slots) END,
+             CASE WHEN cardinality(slots) > 256 THEN chalk_slots_bits(slots) END
+      FROM (SELECT n AS name, (i >> 13)::int AS chunk, array_agg(DISTINCT (i & 8191)::int) AS slots
+            FROM unnest(names, ids) AS x (n, i) GROUP BY 1, 2) g
+      ORDER BY name, chunk
+      ON CONFLICT (name, chunk) DO UPDATE SET
+        list = chalk_bits_union(b.bits, b.list, EXCLUDED.bits, EXCLUDED.list),
+        bits = chalk_bits_or(b.bits, b.list, EXCLUDED.bits, EXCLUDED.list)
+    $f$;
+    CREATE OR REPLACE FUNCTION chalk_spec_anchors_clear(names text[], ids bigint[]) RETURNS void LANGUAGE sql AS $f$
+      UPDATE lesson_spec_anchors b SET
+        list = CASE WHEN b.list IS NOT NULL THEN
+          (SELECT chalk_slots_list(coalesce(array_agg(x), '{}')) FROM unnest(chalk_list_slots(b.list)) x
+           WHERE x <> ALL (g.slots)) END,
+        bits = b.bits & ~chalk_slots_bits(g.slots)
+      FROM (SELECT n AS name, (i >> 13)::int AS chunk, array_agg((i & 8191)::int) AS slots
+            FROM unnest(names, ids) AS x (n, i) GROUP BY 1, 2 ORDER BY 1, 2) g
+      WHERE b.name = g.name AND b.chunk = g.chunk
+    $f$;
+    CREATE OR REPLACE FUNCTION chalk_spec_anchors_insert() RETURNS trigger LANGUAGE plpgsql AS $f$
+    DECLARE
+      ids bigint[];
+      texts text[];
+    BEGIN
+      SELECT array_agg(id ORDER BY id), array_agg(coalesce(first_error, signature) ORDER BY id) INTO ids, texts
+      FROM added;
+      PERFORM chalk_spec_anchors_add(array_agg(a.trgm), array_agg(a.lesson_id)) FROM chalk_spec_anchors(ids, texts) a;
+      RETURN NULL;
+    END $f$;
+    CREATE OR REPLACE FUNCTION chalk_spec_anchors_change() RETURNS trigger LANGUAGE plpgsql AS $f$
+    DECLARE
+      old_trgms text[] := show_trgm(coalesce(OLD.first_error, OLD.signature));
+    BEGIN
+      PERFORM chalk_spec_anchors_clear(old_trgms, array_fill(OLD.id, ARRAY[cardinality(old_trgms)]));
+      IF TG_OP = 'UPDATE' THEN
+        PERFORM chalk_spec_anchors_add(array_agg(a.trgm), array_agg(a.lesson_id))
+        FROM chalk_spec_anchors(ARRAY[NEW.id], ARRAY[coalesce(NEW.first_error, NEW.signature)]) a;
+      END IF;
+      RETURN NULL;
+    END $f$;
+    CREATE OR REPLACE FUNCTION chalk_spec_anchors_truncate() RETURNS trigger LANGUAGE plpgsql AS $f$
+    BEGIN
+      TRUNCATE lesson_spec_anchors;
+      RETURN NULL;
+    END $f$;
+    CREATE OR REPLACE TRIGGER lesson_spec_anchors_insert AFTER INSERT ON lessons
+      REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION chalk_spec_anchors_insert();
+    CREATE OR REPLACE TRIGGER lesson_spec_anchors_update AFTER UPDATE OF id, signature, first_error ON lessons
+      FOR EACH ROW WHEN (OLD.id IS DISTINCT FROM NEW.id
+        OR coalesce(OLD.first_error, OLD.signature) IS DISTINCT FROM coalesce(NEW.first_error, NEW.signature))
+      EXECUTE FUNCTION chalk_spec_anchors_change();
+    CREATE OR REPLACE TRIGGER lesson_spec_anchors_delete AFTER DELETE ON lessons
+      FOR EACH ROW EXECUTE FUNCTION chalk_spec_anchors_change();
+    CREATE OR REPLACE TRIGGER lesson_spec_anchors_truncate AFTER TRUNCATE ON lessons
+      FOR EACH STATEMENT EXECUTE FUNCTION chalk_spec_anchors_truncate();
+    -- Every lesson's anchors made afresh in one statement, by the counts lesson_bits holds now.
+    CREATE OR REPLACE FUNCTION chalk_spec_anchors_rebuild() RETURNS void LANGUAGE plpgsql AS $f$
+    BEGIN
+      DELETE FROM lesson_spec_anchors;
+      INSERT INTO lesson_spec_anchors (name, chunk, list, bits)
+      SELECT trgm, chunk,
+             CASE WHEN count(*) <= 256 THEN string_agg(int2send(slot::smallint), ''::bytea ORDER BY slot) END,
+             CASE WHEN count(*) > 256 THEN bit_or(set_bit(B'0'::bit(8192), slot, 1)) END
+      FROM (SELECT a.trgm, (a.lesson_id >> 13)::int AS chunk, (a.lesson_id & 8191)::int AS slot
+            FROM chalk_spec_anchors(ARRAY(SELECT id FROM lessons ORDER BY id),
+                                    ARRAY(SELECT coalesce(first_error, signature) FROM lessons ORDER BY id)) a) x
+      GROUP BY trgm, chunk;
+    END $f$;
+    -- Lessons written before version 10 (after version 9's bits, whose counts choose the anchors).
+    IF NOT EXISTS (SELECT 1 FROM lesson_spec_anchors) THEN
+      PERFORM chalk_spec_anchors_rebuild();
+    END IF;
+  END IF;
+END $$;

@@ -39,11 +39,16 @@ export async function shallowBoundary(cwd: string, ref?: string): Promise<string
   const shallow = await hostGitOk(['rev-parse', '--is-shallow-repository'], { cwd });
   if (shallow !== 'true') return [];
   const file = await hostGitOk(['rev-parse', '--path-format=absolute', '--git-path', 'shallow'], { cwd });
-  const ids = parseShallow(readHostFile(file, MAX_SHALLOW_BYTES)?.toString('utf8') ?? '');
+  const ids = readShallow(file);
   if (ids.length === 0 || ref === undefined) return ids;
   // Only the ones the ref's history reaches (a shallow history is short: its depth at most).
   const reached = new Set((await hostGitOk(['rev-list', '--end-of-options', ref], { cwd })).split('\n'));
   return ids.filter((id) => reached.has(id));
+}
+
+/** The commit ids a shallow file (at its absolute path) names; [] when there is none. */
+export function readShallow(file: string): string[] {
+  return parseShallow(readHostFile(file, MAX_SHALLOW_BYTES)?.toString('utf8') ?? '');
 }
 
 /** The repository's shallow file copied into `gitDir` (a quarantine that borrows its objects), when it has one. */

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { constants, createWriteStream, type Stats } from 'node:fs';
-import { lstat, mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { copyFile, link, lstat, mkdir, mkdtemp, open, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import {
   BundleImportError,
@@ -15,7 +15,7 @@ import {
   type ImportedBundle,
 } from '../ports/host-git.js';
 import { BUNDLE_MAX_BYTES } from '../ports/sandbox.js';
-import { copyShallow } from './bundle-create.js';
+import { readShallow } from './bundle-create.js';
 import {
   checkFastForward,
   type FastForwardPlan,
@@ -27,6 +27,7 @@ import {
 import {
   bundleHeads,
   currentBranchName,
+  fileAt,
   hostGit,
   hostGitOk,
   isAncestor,
@@ -111,39 +112,89 @@ async function privateCopy(path: string, dir: string, maxBytes: number): Promise
 
 const FETCH = ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-recurse-submodules', '--no-auto-gc'];
 
+type TipFile = { mode: string; text: string } | null;
+
 /** How the head's object is named when it is not a commit. */
 const KIND_NAMES: Readonly<Record<string, string>> = { tag: 'an annotated tag', tree: 'a tree', blob: 'a blob' };
 
+/** What the host repository is, read once while the bundle is copied and scanned (nothing of it depends on the bundle). */
+interface HostFacts {
+  /** The absolute object directory the quarantine borrows from, and where its objects move. */
+  objects: string;
+}
+
 /**
- * Fetches the bundle's head into a throwaway bare repository that borrows the
- * worktree's objects (alternates) and its shallow boundary, and checks there
- * that the head is a commit (nothing is peeled: a tag, a tree or a blob is
- * refused), that it descends from `base`, and that its tree is within the caps
- * (what it would check out, read from object metadata). Nothing is written to
- * the user's repository: a bundle of someone else's history leaves none of its
- * objects in the user's store.
+ * A throwaway bare repository that borrows the worktree's objects (alternates) and its shallow
+ * boundary; made while the bundle is copied and scanned.
+ */
+async function makeQuarantine(cwd: string, dir: string): Promise<{ q: string; facts: HostFacts }> {
+  const q = join(dir, 'quarantine.git');
+  const [paths] = await Promise.all([
+    hostGitOk(
+      [
+        'rev-parse',
+        '--path-format=absolute',
+        '--git-path',
+        'objects',
+        '--git-path',
+        'shallow',
+        '--is-shallow-repository',
+      ],
+      { cwd },
+    ),
+    hostGitOk(['init', '--quiet', '--bare', '--template=', q], { cwd: dir }),
+  ]);
+  const [objects = '', shallowFile = '', shallow = ''] = paths.split('\n');
+  if (!isAbsolute(objects) || !isAbsolute(shallowFile)) throw new Error(`git named no object directory for ${cwd}`);
+  await mkdir(join(q, 'objects', 'info'), { recursive: true });
+  await writeFile(join(q, 'objects', 'info', 'alternates'), `${objects}\n`);
+  // A shallow repository's boundary holds here too: its commits' missing parents are not looked for.
+  const ids = shallow === 'true' ? readShallow(shallowFile) : [];
+  if (ids.length > 0) await writeFile(join(q, 'shallow'), `${ids.join('\n')}\n`, { mode: 0o600, flag: 'wx' });
+  return { q, facts: { objects } };
+}
+
+/**
+ * Fetches the bundle's head into the quarantine (git verifies the bundle as it reads it: its
+ * prerequisites must be there, every object is checked) and checks there that the head is a
+ * commit (nothing is peeled: a tag, a tree or a blob is refused), that it descends from `base`,
+ * and that its tree is within the caps (what it would check out, read from object metadata).
+ * Nothing is written to the user's repository: a bundle of someone else's history leaves none
+ * of its objects in the user's store.
  */
 async function checkInQuarantine(o: {
   cwd: string;
-  dir: string;
+  q: string;
   copy: string;
   head: { sha: string; name: string };
   base: string;
   limits: HomeLimits;
   /** Whether to read what the tip changes (for a fast-forward's checks) while the quarantine has it. */
   changes: boolean;
-}): Promise<TreeChanges | null> {
-  const objects = await hostGitOk(['rev-parse', '--path-format=absolute', '--git-path', 'objects'], { cwd: o.cwd });
-  const q = join(o.dir, 'quarantine.git');
-  await hostGitOk(['init', '--quiet', '--bare', '--template=', q], { cwd: o.dir });
-  await mkdir(join(q, 'objects', 'info'), { recursive: true });
-  await writeFile(join(q, 'objects', 'info', 'alternates'), `${objects}\n`);
-  // A shallow repository's boundary holds here too: its commits' missing parents are not looked for.
-  await copyShallow(o.cwd, q);
+  /** Files of the tip to read while the quarantine has it (ImportBundleOptions.read). */
+  read: readonly string[];
+}): Promise<{ changes: TreeChanges | null; files: TipFile[] }> {
+  const { q } = o;
   const probe = 'refs/chalk/quarantine';
   const f = await hostGit(['-c', 'fetch.fsckObjects=true', ...FETCH, o.copy, `${o.head.name}:${probe}`], { cwd: q });
-  if (f.code !== 0) throw refuse('unverified', `the sandbox's bundle could not be read: ${oneLine(f.stderr)}`);
-  // The ref's object and its type, as stored: nothing is peeled.
+  if (f.code !== 0) {
+    // Why, in git's words: `bundle verify` names what is missing.
+    const verify = await hostGit(['bundle', 'verify', '--quiet', o.copy], { cwd: o.cwd });
+    if (verify.code !== 0) {
+      const why = oneLine(verify.stderr.replaceAll(o.copy, 'bundle')).replace(/^error: /, '');
+      throw refuse('unverified', `the sandbox's bundle does not verify${why ? `: ${why}` : ''}`);
+    }
+    throw refuse('unverified', `the sandbox's bundle could not be read: ${oneLine(f.stderr)}`);
+  }
+  // The ref's object and its type, as stored (nothing is peeled), read beside the checks of the
+  // tip, which fail on anything but a commit and are looked at only once it is one.
+  const checks = Promise.all([
+    isAncestor(q, { ancestor: o.base, descendant: o.head.sha }),
+    scanTree(q, o.head.sha, o.limits),
+    o.changes ? treeChanges(q, o.base, o.head.sha).catch(() => null) : null,
+    Promise.all(o.read.map((path) => fileAt(q, { rev: o.head.sha, path }))),
+  ]);
+  checks.catch(() => undefined);
   const [got = '', kind = ''] = (
     await hostGitOk(['cat-file', '--batch-check=%(objectname) %(objecttype)'], { cwd: q, input: `${probe}\n` })
   ).split(' ');
@@ -154,17 +205,51 @@ async function checkInQuarantine(o: {
       `the sandbox's bundle's head ${short(got)} is ${KIND_NAMES[kind] ?? kind}, not a commit`,
     );
   }
-  const [descends, scan, changes] = await Promise.all([
-    isAncestor(q, { ancestor: o.base, descendant: got }),
-    scanTree(q, got, o.limits),
-    o.changes ? treeChanges(q, o.base, got).catch(() => null) : null,
-  ]);
+  const [descends, scan, changes, files] = await checks;
   if (!descends) {
     throw refuse('not-descendant', `the sandbox's bundle's tip ${short(got)} does not descend from ${short(o.base)}`);
   }
   if (scan.refusal !== null) throw refuse('over-cap', scan.refusal);
   if (o.changes && changes === null) throw refuse('git', `could not compare the sandbox's tip with ${short(o.base)}`);
-  return changes;
+  return { changes, files };
+}
+
+/**
+ * Moves what the quarantine fetched into the user's object store, as git moves a push's
+ * quarantine (tmp_objdir_migrate): each pack's data before its index, so no reader finds an
+ * index without its pack; a file already there (the same content, by its name) is left.
+ */
+async function migrateObjects(q: string, objects: string): Promise<void> {
+  const from = join(q, 'objects');
+  const entries = await readdir(from, { withFileTypes: true });
+  for (const e of entries) {
+    if (!e.isDirectory() || e.name === 'info') continue;
+    const files = await readdir(join(from, e.name));
+    // pack-X.pack (and .rev, .keep ...) first, pack-X.idx last.
+    files.sort((a, b) => Number(a.endsWith('.idx')) - Number(b.endsWith('.idx')));
+    await mkdir(join(objects, e.name), { recursive: true });
+    for (const name of files) await moveInto(join(from, e.name, name), join(objects, e.name, name));
+  }
+}
+
+/** Renames `src` to `dest` (copied first when they are on different file systems); an existing `dest` stays. */
+async function moveInto(src: string, dest: string): Promise<void> {
+  try {
+    await link(src, dest);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return;
+    if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'ENOTSUP') throw err;
+    const part = `${dest}.chalk-${randomBytes(6).toString('hex')}`;
+    await copyFile(src, part, constants.COPYFILE_EXCL);
+    try {
+      await link(part, dest).catch((e: NodeJS.ErrnoException) => {
+        if (e.code !== 'EEXIST') throw e;
+      });
+    } finally {
+      await rm(part, { force: true });
+    }
+  }
 }
 
 /** The pack against the caps, read before git inflates any of it (pack-scan.ts). */
@@ -193,37 +278,44 @@ async function checkPack(copy: string, limits: HomeLimits): Promise<void> {
 
 /**
  * The host's only way to take commits from a sandbox. The bundle must be a
- * regular file under the cap, pass `git bundle verify`, have exactly one head
- * under the expected name, declare no more objects than the cap, and its head
- * must be a commit that descends from `base` with a tree within the caps
- * (HomeLimits; all checked in a quarantine repository before anything reaches
- * the user's store); then it is fetched into a temporary ref
- * (`refs/chalk/incoming/<random>`, always deleted) and either fast-forwards the
+ * regular file under the cap, have exactly one head under the expected name,
+ * declare no more objects than the cap, and be read by git (which verifies it:
+ * its prerequisites must be in the user's repository) into a quarantine
+ * repository, where its head must be a commit that descends from `base` with a
+ * tree within the caps (HomeLimits) before anything reaches the user's store;
+ * then the quarantine's objects move into the user's store (no ref names them
+ * yet), the caller's `inspect` judges the tip, and it either fast-forwards the
  * checked-out branch (still at `base`; fast-forward.ts) or becomes a new
  * `detention/...` branch (create-only `update-ref`). Any failure is a
  * BundleImportError with one line, and the refs, the index and the worktree
- * are as they were.
+ * are as they were. What does not depend on the bundle is read while it is
+ * copied and scanned.
  */
 export async function importBundle(o: ImportBundleOptions): Promise<ImportedBundle> {
   const maxBytes = o.maxBytes ?? BUNDLE_MAX_BYTES;
   const cwd = o.cwd;
-  const ref = await targetRef(o);
-  const base = HEX_OID.test(o.base) ? await resolveCommit(cwd, o.base) : null;
-  if (!base) throw refuse('bad-target', `the sandbox's base ${oneLine(o.base)} is not a commit in ${cwd}`);
   const dir = await mkdtemp(join(tmpdir(), 'chalk-bundle-'));
-  // What a fast-forward needs of the worktree, read while the bundle is checked.
-  const worktree = o.target.kind === 'fast-forward' ? readWorktree(cwd) : null;
-  worktree?.catch(() => undefined);
+  // Everything about the host that does not depend on the bundle is read at once, while the
+  // bundle is copied and scanned: the target's name, the base, the worktree (a fast-forward's
+  // filter drivers and the person's changes), the checked-out branch, the quarantine.
+  const settle = <T>(p: Promise<T>) => {
+    p.catch(() => undefined);
+    return p;
+  };
+  const ref = settle(targetRef(o));
+  const base = settle(HEX_OID.test(o.base) ? resolveCommit(cwd, o.base) : Promise.resolve(null));
+  const worktree = o.target.kind === 'fast-forward' ? settle(readWorktree(cwd)) : null;
+  const quarantine = settle(makeQuarantine(cwd, dir));
   try {
+    const target = await ref;
+    const from = await base;
+    if (!from) throw refuse('bad-target', `the sandbox's base ${oneLine(o.base)} is not a commit in ${cwd}`);
+    const targetState = settle(checkTarget(o, target, from));
     const copy = await privateCopy(o.bundle, dir, maxBytes);
     const limits = o.limits ?? DEFAULT_HOME_LIMITS;
+    const listed = settle(bundleHeads(cwd, copy).catch(() => null));
     await checkPack(copy, limits);
-    const verify = await hostGit(['bundle', 'verify', '--quiet', copy], { cwd });
-    if (verify.code !== 0) {
-      const why = oneLine(verify.stderr.replaceAll(copy, 'bundle')).replace(/^error: /, '');
-      throw refuse('unverified', `the sandbox's bundle does not verify${why ? `: ${why}` : ''}`);
-    }
-    const heads = await bundleHeads(cwd, copy).catch(() => null);
+    const heads = await listed;
     if (!heads) throw refuse('unverified', `the sandbox's bundle lists no heads`);
     const head = heads[0];
     if (heads.length !== 1 || !head) {
@@ -236,15 +328,26 @@ export async function importBundle(o: ImportBundleOptions): Promise<ImportedBund
     if (head.name !== expected) {
       throw refuse('heads', `the sandbox's bundle's head is ${head.name}, not ${expected}`);
     }
-    const changes = await checkInQuarantine({ cwd, dir, copy, head, base, limits, changes: worktree !== null });
-    await checkTarget(o, ref, base);
-    const plan = worktree?.then((facts) =>
-      checkFastForward(cwd, { base, tip: head.sha, worktree: facts, ch: changes as TreeChanges }),
+    const { q, facts } = await quarantine;
+    const { changes, files } = await checkInQuarantine({
+      cwd,
+      q,
+      copy,
+      head,
+      base: from,
+      limits,
+      changes: worktree !== null,
+      read: o.read ?? [],
+    });
+    await targetState;
+    const plan = worktree?.then((w) =>
+      checkFastForward(cwd, { base: from, tip: head.sha, worktree: w, ch: changes as TreeChanges }),
     );
-    // Awaited after the fetch; a refusal meanwhile is not an unhandled one.
+    // Awaited after the move; a refusal meanwhile is not an unhandled one.
     plan?.catch(() => undefined);
+    await migrateObjects(q, facts.objects);
     const changed = changes ? [...changes.added, ...changes.present] : null;
-    return await fetchAndMove({ cwd, copy, head, base, ref, target: o.target, inspect: o.inspect, plan, changed });
+    return await move({ cwd, tip: head.sha, ref: target, inspect: o.inspect, plan, changed, files });
   } catch (err) {
     if (err instanceof BundleImportError) throw err;
     throw refuse(
@@ -252,6 +355,7 @@ export async function importBundle(o: ImportBundleOptions): Promise<ImportedBund
       `could not take the sandbox's bundle: ${oneLine(err instanceof Error ? err.message : String(err))}`,
     );
   } finally {
+    await quarantine.catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   }
 }
@@ -285,40 +389,29 @@ async function checkTarget(o: ImportBundleOptions, ref: string, base: string): P
   }
 }
 
-async function fetchAndMove(o: {
+/**
+ * With the tip's objects in the user's store (checked in the quarantine, reachable from no ref
+ * yet): the caller's judgement, then the move, the fast-forward or a new detention branch.
+ */
+async function move(o: {
   cwd: string;
-  copy: string;
-  head: { sha: string; name: string };
-  base: string;
+  tip: string;
   ref: string;
-  target: BundleTarget;
-  inspect?: (tip: string, changed: readonly string[] | null) => Promise<string | null>;
+  inspect?: ImportBundleOptions['inspect'];
   /** A fast-forward's checks of the worktree, under way, and the paths the tip changes. */
   plan?: Promise<FastForwardPlan>;
   changed: readonly string[] | null;
+  files: TipFile[];
 }): Promise<ImportedBundle> {
-  const incoming = `refs/chalk/incoming/${randomBytes(8).toString('hex')}`;
-  try {
-    const f = await hostGit(['-c', 'fetch.fsckObjects=true', ...FETCH, o.copy, `${o.head.name}:${incoming}`], {
-      cwd: o.cwd,
-    });
-    if (f.code !== 0) throw refuse('unverified', `the sandbox's bundle could not be fetched: ${oneLine(f.stderr)}`);
-    const tip = await revParse(o.cwd, incoming);
-    if (tip !== o.head.sha || !(await isAncestor(o.cwd, { ancestor: o.base, descendant: tip }))) {
-      throw refuse('not-descendant', `the sandbox's bundle's tip ${short(tip)} does not descend from ${short(o.base)}`);
-    }
-    // The caller's judgement and the worktree's checks read the same tip side by side.
-    const { plan } = o;
-    const refusal = (await o.inspect?.(tip, o.changed)) ?? null;
-    if (refusal !== null) throw refuse('inspected', refusal);
-    if (plan === undefined) {
-      const zero = '0'.repeat(tip.length);
-      await hostGitOk(['update-ref', '-m', 'chalk: detention', o.ref, tip, zero], { cwd: o.cwd });
-    } else {
-      await fastForward(o.cwd, o.ref, await plan);
-    }
-    return { tip, ref: o.ref };
-  } finally {
-    await hostGit(['update-ref', '-d', incoming], { cwd: o.cwd });
+  const { plan, tip } = o;
+  // The caller's judgement and the worktree's checks read the same tip side by side.
+  const refusal = (await o.inspect?.(tip, o.changed, o.files)) ?? null;
+  if (refusal !== null) throw refuse('inspected', refusal);
+  if (plan === undefined) {
+    const zero = '0'.repeat(tip.length);
+    await hostGitOk(['update-ref', '-m', 'chalk: detention', o.ref, tip, zero], { cwd: o.cwd });
+  } else {
+    await fastForward(o.cwd, o.ref, await plan);
   }
+  return { tip, ref: o.ref };
 }

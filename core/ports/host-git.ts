@@ -52,13 +52,19 @@ export interface ImportBundleOptions {
   head?: string;
   /** What the bundle may bring (default DEFAULT_HOME_LIMITS): checked in the quarantine, before any ref moves. */
   limits?: HomeLimits;
+  /** Files of the tip read while it is checked (as git stores them: mode and text; null when absent), for `inspect`. */
+  read?: readonly string[];
   /**
-   * Looks at the tip (fetched, not yet moved to) with host git before any ref
-   * moves; a returned line refuses the import (`inspected`; the loop's guard uses this).
-   * `changed`: every path the tip changes against `base` (both sides of a rename), as read
-   * for a fast-forward; null for a detention branch.
+   * Looks at the tip (its objects in the user's store, no ref moved to it yet) with host git
+   * before any ref moves; a returned line refuses the import (`inspected`; the loop's guard uses
+   * this). `changed`: every path the tip changes against `base` (both sides of a rename), as read
+   * for a fast-forward; null for a detention branch. `files`: the tip's files `read` names, in order.
    */
-  inspect?: (tip: string, changed: readonly string[] | null) => Promise<string | null>;
+  inspect?: (
+    tip: string,
+    changed: readonly string[] | null,
+    files: readonly ({ mode: string; text: string } | null)[],
+  ) => Promise<string | null>;
 }
 
 /**

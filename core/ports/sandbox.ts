@@ -284,8 +284,13 @@ export interface SandboxSession {
    * Throws when git fails.
    */
   graftTree(o: GraftOptions): Promise<string>;
-  /** Puts the working tree (tracked and untracked, not ignored files) back as `tree` has it; the index is untouched. */
-  restoreTree(tree: string): Promise<void>;
+  /**
+   * Puts the working tree (tracked and untracked, not ignored files) back as `tree` has it; the
+   * index is untouched. Resolves to the id of the working tree it found (`tree` itself when
+   * nothing differed), or null when git could not say: one call tells what a harness run
+   * changed and puts it back.
+   */
+  restoreTree(tree: string): Promise<string | null>;
   /**
    * Writes the commits in `base..HEAD` as a git bundle, copies it out through
    * the engine (a regular file under the bundle cap, else SandboxFileError) to

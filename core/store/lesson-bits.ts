@@ -1,8 +1,8 @@
 /**
- * Recall's bitmaps (share/schema.sql, version 9), read in JavaScript. Pure: the rows one statement
- * fetches go in; out come every recallable lesson in scope with its exact count of trigrams shared
- * with each query text and its own count, and, for spec mode, which of the spec's trigrams a
- * lesson has.
+ * Recall's bitmaps (share/schema.sql, version 9, and version 10's spec anchors, which have the same
+ * rows), read in JavaScript. Pure: the rows one statement fetches go in; out come every recallable
+ * lesson in scope with its exact count of trigrams shared with each query text (in spec mode, of
+ * its anchors among the spec's trigrams) and its own count.
  *
  * A lesson's slot is its id: chunk id >> 13, bit id & 8191. A row of lesson_bits is one key's
  * lessons in one chunk, as a list (`list`: each slot in two bytes, high byte first) or as an
@@ -201,34 +201,6 @@ export class LessonBits {
         k++;
       }
     return out;
-  }
-
-  /** A reader of which of `names` (trigrams of the first text) each lesson has. */
-  trigramsOf(names: readonly string[]): (id: number) => Uint8Array {
-    const aligned = new Map<number, Array<Uint8Array | null>>();
-    const forChunk = (chunk: number) => {
-      let a = aligned.get(chunk);
-      if (!a) {
-        const byName = new Map(
-          (this.chunks.get(chunk)?.trigrams ?? []).filter((r) => r.sets & 1).map((r) => [r.name, bitmapOf(r)]),
-        );
-        a = names.map((name) => byName.get(name) ?? null);
-        aligned.set(chunk, a);
-      }
-      return a;
-    };
-    return (id) => {
-      const maps = forChunk(Math.floor(id / SLOTS));
-      const s = id % SLOTS;
-      const byte = s >> 3;
-      const shift = 7 - (s & 7);
-      const out = new Uint8Array(names.length);
-      for (let i = 0; i < maps.length; i++) {
-        const map = maps[i];
-        if (map) out[i] = ((map[byte] as number) >> shift) & 1;
-      }
-      return out;
-    };
   }
 }
 

@@ -25,9 +25,13 @@ import { SHARE_DIR } from '../paths.js';
  *    the signature and of coalesce(first_error, signature), their trigram counts' bits, and the
  *    flags the rules filter on), kept by triggers on lessons and back-filled; version 6's GiST and
  *    GIN indexes on the two texts and version 7's lesson_trgms, which it replaces, dropped.
+ * 10: spec-mode recall's anchors: lesson_spec_anchors (per trigram and chunk of lesson ids, the
+ *    lessons it anchors: each lesson's rarest 0.6 of its trigrams, 0.5 beyond 150), kept by triggers
+ *    on lessons and back-filled, so spec mode counts the spec's anchors per lesson and reads only
+ *    the texts of the lessons that can pass.
  * Every earlier version's file is in tests/fixtures/schema/, and the upgrade from each is tested.
  */
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 
 /** Any fixed number: the advisory lock that serialises schema application across processes. */
 const SCHEMA_LOCK = 7_242_001;

@@ -3,9 +3,10 @@
  * letters and digits, two spaces before and one after each) and the same formulas (DIVUNION:
  * shared / (a + b - shared), in float4), word similarity by pg_trgm's own extent search
  * (iterate_word_similarity). The MemoryStore recalls with them what Postgres does; spec-mode recall
- * (core/store/lessons.ts) scores its candidates with iterateWordSimilarity when this tokenisation
- * gives the spec exactly the trigrams Postgres gives it (a text whose words are ASCII letters and
- * digits; where Postgres's locale reads other characters, the sets differ and Postgres scores).
+ * (core/store/spec-rank.ts) scores its candidates with iterateWordSimilarity when this tokenisation
+ * gives the spec and the texts exactly the trigrams Postgres gives them (ASCII, once the store's
+ * shape has seen pg_trgm read a probe of every ASCII character the same; where Postgres's locale
+ * reads other characters, the sets differ and Postgres scores).
  */
 
 const WORD = /[\p{L}\p{N}]+/gu;

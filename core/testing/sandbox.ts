@@ -305,9 +305,9 @@ export class TempSandboxSession implements SandboxSession {
     return id;
   }
 
-  async restoreTree(tree: string): Promise<void> {
+  async restoreTree(tree: string): Promise<string | null> {
     if (!OBJECT_ID.test(tree)) throw new Error(`not an object id: ${JSON.stringify(tree)}`);
-    await this.script('restore', { TREE: tree });
+    return treeIdIn(await this.script('restore', { TREE: tree }));
   }
 
   async exportBundle(base: string, dest: string): Promise<string | null> {

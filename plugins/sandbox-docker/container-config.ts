@@ -1,7 +1,10 @@
 import type Dockerode from 'dockerode';
-import type { SandboxSpec } from '../../core/plugin.js';
+import { BUNDLE_MAX_BYTES, type SandboxSpec } from '../../core/plugin.js';
 import { labelsFor } from './names.js';
 import { script } from './scripts.js';
+
+/** The size of /chalk (the system prompt, the keeper's answers): a bundle's cap and room beside it. */
+const CHALK_TMPFS_MB = BUNDLE_MAX_BYTES / (1024 * 1024) + 64;
 
 /** The image's non-root user; used when Chalk itself runs as root. */
 export const SANDBOX_UID = 10001;
@@ -79,6 +82,9 @@ function hardened(shape: ContainerShape) {
     Env: shape.env,
     // No WorkingDir: Docker would create /work before the RAM disk and the disk would lose its mode.
     Cmd: keeperCmd(),
+    // The keeper's channel: the host alone attaches to the container's stdin (keeper-channel.ts).
+    OpenStdin: true,
+    StdinOnce: false,
     HostConfig: {
       CapDrop: ['ALL'],
       CapAdd: [...ROOT_CAPS],
@@ -96,7 +102,8 @@ function hardened(shape: ContainerShape) {
         '/home/chalk': 'rw,exec,nosuid,nodev,mode=1777,size=1g',
         '/tmp': 'rw,exec,nosuid,nodev,mode=1777,size=1g',
         '/var/tmp': 'rw,nosuid,nodev,mode=1777,size=256m',
-        '/chalk': 'rw,noexec,nosuid,nodev,mode=0755,size=16m',
+        // The keeper's answers are kept here too, a bundle's at most BUNDLE_MAX_BYTES (a limit, not a reservation).
+        '/chalk': `rw,noexec,nosuid,nodev,mode=0755,size=${CHALK_TMPFS_MB}m`,
       },
       NetworkMode: shape.network.name,
       Dns: [shape.network.dns],

@@ -1,8 +1,9 @@
 import { createReadStream } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import type Dockerode from 'dockerode';
-import { keepOutBundle, readState, stateOutcome, writeState } from '../../core/host.js';
+import { readState, stateOutcome, writeNewFile, writeState } from '../../core/host.js';
 import {
+  BUNDLE_MAX_BYTES,
   type CommitOptions,
   commitEnv,
   type ExecOptions,
@@ -27,7 +28,8 @@ import {
 import { engineGone, statusOf } from './docker.js';
 import type { CallUsage } from './egress/daemon/runs.js';
 import type { RunEgress } from './egress/run-net.js';
-import { asAgent, bareExec, execForBytes, execInContainer, execToFile, type RawExecOptions } from './exec.js';
+import { asAgent, bareExec, execInContainer, execToFile, type RawExecOptions } from './exec.js';
+import { type KeeperAnswer, KeeperChannel, type KeeperRun } from './keeper-channel.js';
 import { type ScriptName, script } from './scripts.js';
 
 /** Git steps inside the sandbox get this long; a hung one is killed. */
@@ -38,6 +40,15 @@ const STATE_TIMEOUT_MS = 300_000;
 const READ_TIMEOUT_MS = 120_000;
 /** How long the keeper gets to come up, and to finish a round of reaping. */
 const KEEPER_TIMEOUT_MS = 20_000;
+
+/** The most of a script's text output (and of any stderr) the keeper reads back. */
+const TEXT_ANSWER_BYTES = 1024 * 1024;
+
+/** What the memory cgroup says of OOM kills (v2, then v1), read as root. */
+const OOM_COUNT = {
+  name: 'oom-count',
+  text: 'cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null',
+};
 
 /** The cap an agent command gets at the gateway when its caller names none. */
 const DEFAULT_CALL_CAP_USD = 1;
@@ -127,14 +138,12 @@ export interface SessionSettings {
 /** One run's container, and the git operations that bring its work out. */
 export class DockerSandboxSession implements SandboxSession {
   private stopped: Promise<void> | undefined;
-  /** The host pids of the container's init and its keeper (keeper.sh), recorded before any command ran. */
-  private own: { init: string; keeper: string } | null = null;
-  /** Rounds of reaping the keeper has done. */
-  private reaps = 0;
   /** A command ran since the last reaping: something it started may still run. */
   private dirty = false;
   /** Processes the kernel has killed for memory in this sandbox, as last counted. */
   private oomKills = 0;
+  /** The keeper's channel (keeper-channel.ts), attached on first use. */
+  private channel: Promise<KeeperChannel> | undefined;
 
   constructor(
     readonly name: string,
@@ -152,6 +161,25 @@ export class DockerSandboxSession implements SandboxSession {
       user: this.settings.user,
       ...opts,
     };
+  }
+
+  /**
+   * One of the harness's own scripts through the keeper's channel, as the sandbox user unless
+   * `user` says root: no engine exec. The session is dirty afterwards, unless the keeper
+   * ended every process once the script exited (`reapAfter`).
+   */
+  private async keeper(o: Omit<KeeperRun, 'user' | 'cwd' | 'cap'> & Partial<KeeperRun>): Promise<KeeperAnswer> {
+    this.channel ??= KeeperChannel.attach(this.container);
+    this.dirty = true;
+    const r = await (await this.channel).run({
+      user: this.settings.user,
+      cwd: '/work',
+      // The harness's scripts print ids and a line or two; the keeper reads text a byte at a time.
+      cap: Math.min(this.settings.maxOutputBytes, TEXT_ANSWER_BYTES),
+      ...o,
+    });
+    if (o.reapAfter && !r.timedOut) this.dirty = false;
+    return r;
   }
 
   private processes(): Promise<TopRow[]> {
@@ -200,27 +228,35 @@ export class DockerSandboxSession implements SandboxSession {
    */
   private async explainKill(r: ExecResult): Promise<ExecResult> {
     if (r.exitCode !== 137 || r.timedOut || r.outputCapped) return r;
-    const read = await execInContainer(
-      this.container,
-      'cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null',
-      this.raw({ cwd: '/', user: '0:0', timeoutMs: READ_TIMEOUT_MS }),
-    ).catch(() => null);
+    const read = await this.keeper({
+      script: OOM_COUNT,
+      user: '0:0',
+      cwd: '/',
+      mode: 'text',
+      timeoutMs: READ_TIMEOUT_MS,
+    }).catch(() => null);
     const count = Number(/^oom_kill (\d+)$/m.exec(read?.stdout ?? '')?.[1] ?? Number.NaN);
     if (!Number.isFinite(count) || count <= this.oomKills) return r;
     this.oomKills = count;
     return { ...r, killedBy: `the sandbox ran out of memory (CHALK_SANDBOX_MEM_MB=${this.settings.memoryMb})` };
   }
 
-  /** Runs one of the shipped scripts as the command itself (arguments in env); its trimmed stdout, or throws. */
+  /**
+   * Runs one of the shipped scripts (arguments in env); its trimmed stdout, or throws. Through the
+   * keeper's channel; with a stream for stdin (the clone's bundle) as an exec of its own.
+   */
   private async git(name: ScriptName, env: Record<string, string> = {}, stdin?: NodeJS.ReadableStream) {
-    const r = await execInContainer(
-      this.container,
-      script(name),
-      this.raw({ env, cwd: '/work', timeoutMs: GIT_TIMEOUT_MS, stdin }),
-    );
-    if (r.exitCode !== 0) {
+    const r = stdin
+      ? await execInContainer(
+          this.container,
+          script(name),
+          this.raw({ env, cwd: '/work', timeoutMs: GIT_TIMEOUT_MS, stdin }),
+        )
+      : await this.keeper({ script: { name, text: script(name) }, env, mode: 'text', timeoutMs: GIT_TIMEOUT_MS });
+    if (r.exitCode !== 0 || r.timedOut) {
       const first = (r.stderr.trim() || r.stdout.trim()).split('\n').pop() ?? '';
-      throw new SandboxGitError(`sandbox ${name} failed (exit ${r.exitCode})${first ? `: ${first}` : ''}`);
+      const why = r.timedOut ? `timed out after ${GIT_TIMEOUT_MS / 1000} s` : `exit ${r.exitCode}`;
+      throw new SandboxGitError(`sandbox ${name} failed (${why})${first ? `: ${first}` : ''}`);
     }
     return r.stdout.trim();
   }
@@ -237,7 +273,6 @@ export class DockerSandboxSession implements SandboxSession {
       const keeper = rows.find((r) => r.comm === 'reaped-0');
       const init = rows.find((r) => r.pid === keeper?.ppid);
       if (keeper && init && rows.length === 2) {
-        this.own = { init: init.pid, keeper: keeper.pid };
         return;
       }
       // keeper.sh falls back to `sleep infinity` where there is no bash to run it.
@@ -296,77 +331,98 @@ export class DockerSandboxSession implements SandboxSession {
     return id;
   }
 
-  async restoreTree(tree: string): Promise<void> {
+  async restoreTree(tree: string): Promise<string | null> {
     if (!OBJECT_ID.test(tree)) throw new Error(`not an object id: ${JSON.stringify(tree)}`);
-    await this.git('restore', { TREE: tree });
+    return treeIdIn(await this.git('restore', { TREE: tree }));
   }
 
+  /**
+   * export.sh prints the new HEAD on a line and then the bundle (TO_STDOUT=1), in one request;
+   * every process is ended before it is read, so nothing changes it on its way out.
+   */
   async exportBundle(base: string, dest: string): Promise<string | null> {
-    const head = await this.git('export', { BASE: base });
-    if (head !== '') await keepOutBundle(this, dest);
-    return head === '' ? null : head;
+    const r = await this.keeper({
+      script: { name: 'export', text: script('export') },
+      env: { BASE: base, TO_STDOUT: '1' },
+      mode: 'bytes',
+      cap: BUNDLE_MAX_BYTES + 128,
+      reapAfter: true,
+      timeoutMs: GIT_TIMEOUT_MS,
+    });
+    if (r.capped) throw new SandboxFileError(`the sandbox's bundle is over ${BUNDLE_MAX_BYTES} bytes`);
+    if (r.exitCode !== 0 || r.timedOut) {
+      const first = r.stderr.trim().split('\n').pop() ?? '';
+      const why = r.timedOut ? `timed out after ${GIT_TIMEOUT_MS / 1000} s` : `exit ${r.exitCode}`;
+      throw new SandboxGitError(`sandbox export failed (${why})${first ? `: ${first}` : ''}`);
+    }
+    if (r.bytes.length === 0) return null;
+    const nl = r.bytes.indexOf(10);
+    const head = nl < 0 ? '' : r.bytes.subarray(0, nl).toString('latin1');
+    if (!OBJECT_ID.test(head)) throw new SandboxGitError('sandbox export printed no commit id');
+    if (nl + 1 >= r.bytes.length) throw new SandboxFileError('the sandbox wrote no bundle');
+    writeNewFile(dest, r.bytes.subarray(nl + 1));
+    return head;
   }
 
+  /** read-file.sh through the channel; every process is ended before the bytes are read. */
   async readFile(path: string, opts: { maxBytes: number }): Promise<Buffer | null> {
-    const r = await execForBytes(
-      this.container,
-      script('read-file'),
-      [path, String(opts.maxBytes)],
-      this.raw({ timeoutMs: READ_TIMEOUT_MS, maxOutputBytes: opts.maxBytes + 64 * 1024 }),
-    );
+    const r = await this.keeper({
+      script: { name: 'read-file', text: script('read-file') },
+      args: [path, String(opts.maxBytes)],
+      cwd: SANDBOX_PATHS.repo,
+      mode: 'bytes',
+      cap: opts.maxBytes,
+      reapAfter: true,
+      timeoutMs: READ_TIMEOUT_MS,
+    });
     if (r.exitCode === 4) return null;
     const why = r.stderr.trim().split('\n').pop() ?? '';
     if (r.exitCode === 3 || r.exitCode === 6) throw new SandboxFileError(`${path} in the sandbox ${why}`);
-    if (r.outputCapped || r.bytes.length > opts.maxBytes) {
+    if (r.capped || r.bytes.length > opts.maxBytes) {
       throw new SandboxFileError(`${path} in the sandbox is over ${opts.maxBytes} bytes`);
     }
-    if (r.exitCode !== 0) throw new SandboxFileError(`could not read ${path} in the sandbox (exit ${r.exitCode})`);
+    if (r.exitCode !== 0 || r.timedOut) {
+      throw new SandboxFileError(
+        `could not read ${path} in the sandbox (${r.timedOut ? 'timed out' : `exit ${r.exitCode}`})`,
+      );
+    }
     return r.bytes;
   }
 
   async putFile(name: string, content: string): Promise<void> {
     if (!PUT_NAME.test(name)) throw new Error(`not a file name for ${SANDBOX_PATHS.io}: ${name}`);
-    const r = await execInContainer(
-      this.container,
-      `${script('put-file')}`,
-      this.raw({ cwd: '/', user: '0:0', stdin: content, env: { NAME: name }, timeoutMs: GIT_TIMEOUT_MS }),
-    );
+    const r = await this.keeper({
+      script: { name: 'put-file', text: script('put-file') },
+      user: '0:0',
+      cwd: '/',
+      stdin: content,
+      env: { NAME: name },
+      mode: 'text',
+      timeoutMs: GIT_TIMEOUT_MS,
+    });
     if (r.exitCode !== 0) throw new SandboxGitError(`could not put ${name} into the sandbox: ${r.stderr.trim()}`);
   }
 
   /**
-   * Ends every process in the sandbox but the init and the keeper: the keeper
-   * does it on the host's signal, in one kill(-1) (keeper.sh), and the host
-   * waits, through `docker top`, until the keeper's name says the round is
-   * done and nothing else is left but zombies. Neither step needs a process in
-   * the container, so a fork bomb holding every pid is ended too. Nothing to do
-   * when no command ran since the last round. (`docker top` alone cannot say the
-   * sandbox is empty: a fork bomb's processes die before ps sees them, so the
-   * round always runs.)
+   * Ends every process in the sandbox but the init and the keeper: the keeper does it, asked on
+   * its channel, in one kill(-1) and waits (reading /proc) until nothing else is left but
+   * zombies (keeper.sh). Neither needs a new process in the container, so a fork bomb holding
+   * every pid is ended too. Nothing to do when no command ran since the last round.
    */
   async reapStrays(): Promise<void> {
     if (!this.dirty) return;
-    if (!this.own) throw new SandboxReapError('the sandbox has no keeper to end its leftover processes');
-    const { init, keeper } = this.own;
-    const round = ++this.reaps;
-    const end = Date.now() + KEEPER_TIMEOUT_MS;
+    this.channel ??= KeeperChannel.attach(this.container);
+    let left: number;
     try {
-      await this.container.kill({ signal: 'SIGUSR1' });
-      for (;;) {
-        const rows = await this.processes();
-        const done = rows.some((r) => r.pid === keeper && r.comm === `reaped-${round}`);
-        const left = rows.filter((r) => r.pid !== init && r.pid !== keeper && !r.stat.startsWith('Z'));
-        if (done && left.length === 0) break;
-        if (Date.now() > end) {
-          throw new SandboxReapError(
-            `could not end the processes left in the sandbox (${left.length} still running after ${KEEPER_TIMEOUT_MS / 1000} s)`,
-          );
-        }
-        await delay(5);
-      }
+      left = await (await this.channel).reap(KEEPER_TIMEOUT_MS + 10_000);
     } catch (err) {
       if (statusOf(err) === 404 || statusOf(err) === 409) return;
       throw engineGone(err);
+    }
+    if (left !== 0) {
+      throw new SandboxReapError(
+        `could not end the processes left in the sandbox (${left} still running after ${KEEPER_TIMEOUT_MS / 1000} s)`,
+      );
     }
     this.dirty = false;
   }
@@ -429,6 +485,7 @@ export class DockerSandboxSession implements SandboxSession {
         if (statusOf(err) !== 404 && statusOf(err) !== 409) throw err;
       })
       // The run's token dies with its control connection; then the network goes.
+      .finally(() => this.channel?.then((c) => c.close()).catch(() => undefined))
       .finally(() => this.settings.egress.close())
       .finally(() => this.settings.onStop(this));
     return this.stopped;

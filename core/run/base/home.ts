@@ -60,6 +60,11 @@ async function hooksDirsOf(git: HostGit, root: string): Promise<string[]> {
   return rel === null ? [] : [rel];
 }
 
+/** The hooks directories and the included configuration files inside the worktree (the guard keeps the agent from both). */
+function configuredIn(git: HostGit, root: string): Promise<[string[], string[]]> {
+  return Promise.all([hooksDirsOf(git, root), configFilesOf(git, root)]);
+}
+
 /** The git configuration files the user's configuration includes from inside the worktree. */
 async function configFilesOf(git: HostGit, root: string): Promise<string[]> {
   const files = await git.includedConfigFiles(root);
@@ -74,6 +79,12 @@ export interface JudgeOptions {
   forgeGuarded: readonly string[];
   /** The paths the tip changes, when the caller has them already. */
   changed?: readonly string[] | null;
+  /** The spec at `base` (HostGit.fileAt), when the caller has it already. */
+  specAtBase?: Promise<{ mode: string; text: string } | null>;
+  /** The spec at `tip`, when the caller has it already (read while the tip was checked). */
+  specAtTip?: { mode: string; text: string } | null;
+  /** The hooks directories and included configuration files inside the worktree, when under way already. */
+  configured?: Promise<[string[], string[]]>;
 }
 
 /**
@@ -93,12 +104,11 @@ async function judged(
   o: JudgeOptions,
 ): Promise<{ verdict: GuardVerdict; spec: string | null }> {
   const { base, tip } = o;
-  const [changed, before, after, hooksDirs, configFiles] = await Promise.all([
+  const [changed, before, after, [hooksDirs, configFiles]] = await Promise.all([
     o.changed ?? git.changedPaths(ctx.root, { from: base, to: tip }),
-    git.fileAt(ctx.root, { rev: base, path: ctx.spec }),
-    git.fileAt(ctx.root, { rev: tip, path: ctx.spec }),
-    hooksDirsOf(git, ctx.root),
-    configFilesOf(git, ctx.root),
+    o.specAtBase ?? git.fileAt(ctx.root, { rev: base, path: ctx.spec }),
+    o.specAtTip !== undefined ? o.specAtTip : git.fileAt(ctx.root, { rev: tip, path: ctx.spec }),
+    o.configured ?? configuredIn(git, ctx.root),
   ]);
   const spec = after && after.mode === '100644' ? after.text : null;
   const verdict = guardLoop({
@@ -126,9 +136,20 @@ export async function bringHome(
   ctx: RunContext,
   git: HostGit,
   session: SandboxSession,
-  o: { base: string; target: BundleTarget; limits: HomeLimits; textbook?: string; forgeGuarded: readonly string[] },
+  o: {
+    base: string;
+    target: BundleTarget;
+    limits: HomeLimits;
+    textbook?: string;
+    forgeGuarded: readonly string[];
+    /** The spec at `base`, when the caller has it already (the run's CommittedSpecs). */
+    specAtBase?: Promise<{ mode: string; text: string } | null>;
+  },
 ): Promise<Homecoming> {
   const dest = join(ctx.paths.io, 'out.bundle');
+  // What the guard needs of the worktree's configuration, read while the sandbox exports.
+  const configured = configuredIn(git, ctx.root);
+  configured.catch(() => undefined);
   let head: string | null;
   try {
     head = await session.exportBundle(o.base, dest);
@@ -146,15 +167,20 @@ export async function bringHome(
       base: o.base,
       target: o.target,
       limits: o.limits,
+      read: [ctx.spec],
       inspect:
         o.target.kind === 'fast-forward'
-          ? async (tip, changed) => {
+          ? async (tip, changed, files) => {
               const j = await judged(ctx, git, {
                 base: o.base,
                 tip,
                 textbook: o.textbook ?? '',
                 forgeGuarded: o.forgeGuarded,
                 changed,
+                ...(o.specAtBase ? { specAtBase: o.specAtBase } : {}),
+                // A HostGit that read nothing for `read` leaves the guard to read the tip itself.
+                ...(files.length > 0 ? { specAtTip: files[0] ?? null } : {}),
+                configured,
               });
               spec = j.spec;
               if (j.verdict.ok) return null;

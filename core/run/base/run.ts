@@ -7,6 +7,7 @@ import type { RunContext } from './context.js';
 import type { RunDeps } from './deps.js';
 import type { CallTracker } from './interrupt.js';
 import { type Limits, type LoopCounts, LoopState } from './policy.js';
+import { CommittedSpecs } from './specs.js';
 import { AgentWork } from './work.js';
 
 /**
@@ -34,6 +35,8 @@ export interface Run {
   base: string;
   /** The agent's work apart from what the setup and the rubric made: what a commit holds (work.ts). */
   readonly work: AgentWork;
+  /** The ticket's spec as each commit of the run stores it, read once per commit (specs.ts). */
+  readonly specs: CommittedSpecs;
   /** What the last loop without progress left for the next loop's recall key; null at the start and after progress. */
   recallFrom: LoopFailure | null;
   /** The last failed review's summary, for the request body. */
@@ -78,6 +81,7 @@ export function newRun(o: {
   return {
     ...rest,
     work: new AgentWork(o.session, { start: o.base, exclude: report === '' ? [] : [report], log: o.log }),
+    specs: new CommittedSpecs(o.deps.git, o.ctx),
     signal: o.signal,
     streak: new VerdictStreak(rules),
     limits: limitsFrom(o.deps),

@@ -30,6 +30,12 @@ export class AgentWork {
   private readonly added: [string, string][] = [];
   /** Paths the base's rubric added where it ran (from the host's cache when it did not run here). */
   private made: string[] = [];
+  /**
+   * The working tree's id as the last harness run left it (put back, or untouched), until the
+   * next snapshot takes it: nothing runs in the sandbox between the end of a loop and the next
+   * agent call but the harness's own commit and export, which leave the working tree alone.
+   */
+  private settled: string | null = null;
 
   constructor(
     private readonly session: SandboxSession,
@@ -44,15 +50,26 @@ export class AgentWork {
     this.tree = o.start;
   }
 
-  /** The working tree's id now, or null when git could not say. */
+  /** The working tree's id now, or null when git could not say; the tree the last harness run left, when it is known. */
   snapshot(): Promise<string | null> {
-    return this.session.treeId();
+    const settled = this.settled;
+    this.settled = null;
+    return settled !== null ? Promise.resolve(settled) : this.session.treeId();
   }
 
-  /** After an agent call: what it changed since `before` joins the tree the next commit holds. */
-  async adopt(before: string | null): Promise<void> {
-    const after = await this.snapshot();
+  /**
+   * After an agent call: what it changed since `before` joins the tree the next commit holds.
+   * `after`: the working tree's id, when the caller took it already (with the fingerprint's).
+   */
+  async adopt(before: string | null, after: string | null | undefined = undefined): Promise<void> {
+    this.settled = null;
+    if (after === undefined) after = await this.session.treeId();
     if (before === null || after === null || before === after) return;
+    // Nothing to leave out, on top of the tree the call started from: the graft would make `after` itself.
+    if (this.tree === before && this.o.exclude.length === 0 && this.made.length === 0 && this.added.length === 0) {
+      this.tree = after;
+      return;
+    }
     try {
       this.tree = await this.session.graftTree({
         onto: this.tree,
@@ -79,27 +96,27 @@ export class AgentWork {
     o: { at?: (now: string) => Promise<string>; before?: string | null } = {},
   ): Promise<T> {
     const before = o.before === undefined ? await this.snapshot() : o.before;
+    this.settled = null;
     let start = before;
     if (o.at && before !== null) {
       try {
         await this.session.restoreTree(await o.at(before));
-        start = await this.snapshot();
+        start = await this.session.treeId();
       } catch (err) {
         this.o.log.warn(
           `could not check the base out in the sandbox, so the rubric runs where the ticket starts: ${describe(err)}`,
         );
       }
     }
-    let after: string | null = null;
     try {
-      const result = await fn();
-      after = await this.snapshot();
-      return result;
+      return await fn();
     } finally {
-      if (before !== null && after !== before) {
+      // One call finds what the run changed and puts it back.
+      if (before !== null) {
         try {
-          await this.session.restoreTree(before);
-          if (start !== null && after !== null) this.remember([start, after]);
+          const after = await this.session.restoreTree(before);
+          if (after !== before && start !== null && after !== null) this.remember([start, after]);
+          this.settled = before;
         } catch (err) {
           this.o.log.warn(`could not put back what the rubric changed in the sandbox: ${describe(err)}`);
         }

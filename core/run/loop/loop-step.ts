@@ -10,7 +10,7 @@ import { callStep } from './step-call.js';
 import { landStep } from './step-land.js';
 import { promptStep } from './step-prompt.js';
 import { recordStep } from './step-record.js';
-import { rubricStep } from './step-rubric.js';
+import { fingerprintTreesAfter, rubricStep } from './step-rubric.js';
 import { hookFingerprint, judgeStep, verdictStep } from './step-verdict.js';
 
 export type LoopResult =
@@ -48,7 +48,9 @@ export async function runLoop(run: Run, plan: LoopPlan): Promise<LoopResult> {
   budget.pause();
   const before = await run.work.snapshot();
   const call = await callStep(run, plan, prompt);
-  await run.work.adopt(before);
+  // The fingerprint's trees, taken once after the call: the whole tree is also what the agent left.
+  const trees = await fingerprintTreesAfter(run, call);
+  await run.work.adopt(before, trees ? trees.whole : undefined);
 
   if (call.answer?.status === 'blocked') {
     const judgement = run.streak.judge('blocked', null);
@@ -63,7 +65,7 @@ export async function runLoop(run: Run, plan: LoopPlan): Promise<LoopResult> {
   }
 
   const agentMs = run.deps.clock.now().getTime() - call.startedAt;
-  const rubric = await rubricStep(run, call);
+  const rubric = await rubricStep(run, call, trees);
   const { fingerprint } = rubric;
   const { ending, base } = await landStep(run, plan, call, rubric);
   const judged = await judgeStep(run, ending, fingerprint);

@@ -176,7 +176,7 @@ async function loops(run: Run, record: RunRecorder, force: boolean): Promise<Run
   const progress = () => record.progress(countsOf(state));
   for (;;) {
     progress();
-    const open = openCount(await committedSpec(run.deps.git, run.ctx));
+    const open = openCount(await run.specs.text(run.base));
     const overBudget = await fleetBudgetStop(run, open);
     if (overBudget) return park(run, overBudget);
     if (reviewDue(open, state) && run.greenAt !== run.base) {

@@ -1,7 +1,7 @@
 import { openCount } from '../../spec/checkpoints.js';
 import { reasons } from '../base/detention-reasons.js';
 import type { GuardVerdict } from '../base/guard.js';
-import { bringHome, committedSpec, homeLimits } from '../base/home.js';
+import { bringHome, homeLimits } from '../base/home.js';
 import { classifyLoop, type LoopEnding } from '../base/policy.js';
 import type { LoopPlan, Run } from '../base/run.js';
 import type { LoopCall } from './step-call.js';
@@ -33,12 +33,16 @@ export async function landStep(run: Run, plan: LoopPlan, call: LoopCall, r: Loop
       limits: homeLimits(deps.config),
       textbook: deps.config.str('CHALK_TEXTBOOK'),
       forgeGuarded: deps.guardedPaths,
+      specAtBase: run.specs.at(run.base),
     });
     if (home.kind === 'home' || home.kind === 'nothing') {
-      if (home.kind === 'home') base = home.head;
+      if (home.kind === 'home') {
+        base = home.head;
+        run.specs.remember(home.head, home.spec);
+      }
       // The spec as git stores it (what the guard judged), not the worktree's copy, which a
       // `.gitattributes` conversion (working-tree-encoding, a filter) can make read otherwise.
-      openAfter = openCount(home.kind === 'home' ? (home.spec ?? '') : await committedSpec(deps.git, ctx));
+      openAfter = openCount(home.kind === 'home' ? (home.spec ?? '') : await run.specs.text(run.base));
       // The rubric passed on what the host now has.
       run.greenAt = base;
     } else if (home.kind === 'guarded') {

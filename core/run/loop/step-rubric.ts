@@ -2,7 +2,7 @@ import { type EnvironmentFailure, environmentFailure } from '../../fingerprint/e
 import { type Fingerprint, failingTests } from '../../fingerprint/fingerprint.js';
 import { type RerunMode, shouldRerun } from '../../fingerprint/flaky.js';
 import { shouldFingerprint } from '../../fingerprint/streak.js';
-import { SANDBOX_PATHS } from '../../ports/sandbox.js';
+import { SANDBOX_PATHS, type TreeIds } from '../../ports/sandbox.js';
 import { noteEgress } from '../base/egress.js';
 import type { Run } from '../base/run.js';
 import { beyondBase } from './base-rules.js';
@@ -43,8 +43,8 @@ export interface LoopRubric {
  * failing tests are known runs once more on the same tree (step-rerun.ts, unless
  * CHALK_RERUN_FAILED=off). The loop's outcome stays the first run's: a flaky failure is no progress.
  */
-export async function rubricStep(run: Run, call: LoopCall): Promise<LoopRubric> {
-  const r = await rubricRuns(run, call);
+export async function rubricStep(run: Run, call: LoopCall, trees: TreeIds | null): Promise<LoopRubric> {
+  const r = await rubricRuns(run, call, trees);
   // What the rubric was refused on its way out: the `next:` line names it when the loop fails.
   run.egressBlocked = await noteEgress({
     session: run.session,
@@ -55,14 +55,20 @@ export async function rubricStep(run: Run, call: LoopCall): Promise<LoopRubric> 
   return r;
 }
 
-async function rubricRuns(run: Run, call: LoopCall): Promise<LoopRubric> {
+/**
+ * D and the whole tree, in one sandbox call right after the agent's (the loop takes the tree the
+ * agent left from it too); null when this loop takes no fingerprint. Nothing runs in the sandbox
+ * between them and the rubric but the graft of the agent's work, which leaves the working tree alone.
+ */
+export function fingerprintTreesAfter(run: Run, call: LoopCall): Promise<TreeIds> | null {
+  if (!shouldFingerprint(run.rules, call.result.status === 'ok')) return null;
+  return fingerprintTrees(run.ctx, run.session, rubricSettings(run).reportPath);
+}
+
+async function rubricRuns(run: Run, call: LoopCall, trees: TreeIds | null): Promise<LoopRubric> {
   const { ctx, deps, session } = run;
   const settings = rubricSettings(run);
   const started = deps.clock.now().getTime();
-  // D and the tree the run is put back to, in one call before it (nothing runs between them).
-  const trees = shouldFingerprint(run.rules, call.result.status === 'ok')
-    ? await fingerprintTrees(ctx, session, settings.reportPath)
-    : null;
   const rubric = await run.work.harness(() => runRubric(ctx, session, settings, run.signal), {
     ...(trees ? { before: trees.whole } : {}),
   });

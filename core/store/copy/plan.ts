@@ -22,6 +22,7 @@ export const COPIED: readonly CopiedTable[] = [
 export const NOT_COPIED: Readonly<Record<string, string>> = {
   chalk_schema: "the database's own version and origin",
   lesson_bits: "made from each lesson's text and flags by the target's own triggers",
+  lesson_spec_anchors: "made from each lesson's text by the target's own triggers",
 };
 
 /** Columns every copied table has that are not copied as they are: the key and the row's origin. */

@@ -16,9 +16,10 @@ if [ -z "${TREE:-}" ]; then
   git rev-parse HEAD
   exit 0
 fi
-parent=$(git rev-parse --verify "${PARENT:-HEAD}^{commit}")
-tree=$(git rev-parse --verify "$TREE^{tree}")
-if [ "${ALLOW_EMPTY:-}" != 1 ] && [ "$tree" = "$(git rev-parse "$parent^{tree}")" ]; then
+# One rev-parse for the parent, the tree and the parent's tree (each must name an object).
+{ read -r parent; read -r tree; read -r ptree; } < <(git rev-parse "${PARENT:-HEAD}^{commit}" "$TREE^{tree}" "${PARENT:-HEAD}^{tree}")
+[ -n "${ptree:-}" ] || { echo "commit: $TREE or ${PARENT:-HEAD} is not in the sandbox" >&2; exit 1; }
+if [ "${ALLOW_EMPTY:-}" != 1 ] && [ "$tree" = "$ptree" ]; then
   exit 0
 fi
 commit=$(git commit-tree "$tree" -p "$parent" -m "$MESSAGE")

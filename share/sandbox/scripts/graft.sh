@@ -19,7 +19,8 @@ while read -r pre post; do
   [ -n "${post:-}" ] || continue
   while IFS= read -r -d '' p; do made["$p"]=1; done < <(git diff-tree -r -z --no-renames --name-only --diff-filter=A "$pre^{tree}" "$post^{tree}")
 done <<<"${HARNESS:-}"
-zero=$(git rev-parse HEAD^{tree} | tr '0-9a-f' '0')
+# The null id, as long as the repository's ids (ONTO is one).
+zero=${ONTO//[0-9a-f]/0}
 # git diff-tree -z --raw: ":OLDMODE NEWMODE OLDSHA NEWSHA STATUS\0PATH\0" per path.
 emit() {
   local meta path mode sha status

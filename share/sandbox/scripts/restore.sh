@@ -3,7 +3,7 @@
 # from TREE. The real index is not touched. Only the paths that differ are
 # touched, so a rubric's report, coverage and go.mod tidying go, and the
 # dependency folders (ignored) stay.
-# env: TREE (tree-ish).
+# env: TREE (tree-ish). Prints the id of the working tree it found (TREE's when nothing differed).
 set -euo pipefail
 cd /work/repo
 now_idx=.git/chalk-restore-now
@@ -15,6 +15,7 @@ cp -p .git/index "$now_idx" 2>/dev/null || true
 GIT_INDEX_FILE="$now_idx" git add -A -- .
 now=$(GIT_INDEX_FILE="$now_idx" git write-tree)
 want=$(git rev-parse "$TREE^{tree}")
+echo "$now"
 [ "$now" != "$want" ] || exit 0
 # What the working tree has that TREE lacks goes first (a directory may stand where TREE has a file).
 while IFS= read -r -d '' p; do

@@ -1,6 +1,10 @@
+import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LexicalQuery } from '../../../core/ports/store.js';
 import { PgStore } from '../../../core/store/index.js';
+import { SPEC_ROWS_SQL, specLessons } from '../../../core/store/lessons.js';
+import { readShape } from '../../../core/store/shape.js';
+import { anchorCount, isAscii } from '../../../core/store/spec-rank.js';
 import { BACKENDS } from './backends.js';
 
 /**
@@ -10,7 +14,9 @@ import { BACKENDS } from './backends.js';
  * 0.5, 1/10 = 0.1) as often as near them; ids on both sides of a chunk's end (8,192); keys with
  * more than 256 lessons in a chunk (a bitmap) and fewer (a list); every scope, open, forgotten
  * and other repositories' lessons; words beyond ASCII (a spec with them is scored by Postgres);
- * then texts, scopes and states changed and lessons deleted.
+ * then texts, scopes and states changed and lessons deleted. Spec mode's anchors (schema 10) are
+ * checked as what they promise: each lesson anchored by chalk_spec_anchor_count(n) of its own
+ * trigrams, whether the triggers or the back-fill made them.
  */
 const RECALLABLE = `resolved_at IS NOT NULL AND forgotten_at IS NULL AND (repo = $1 OR scope = 'general')`;
 const reference = {
@@ -90,6 +96,12 @@ describe.each(BACKENDS)('lexical recall on the bitmaps equals the plain scan, on
         lessons.map((l) => l.forgotten),
       ],
     );
+    // 300 lessons of one text in one chunk, another repository's: its anchors' rows are bitmaps.
+    await store.pool.query(
+      `INSERT INTO lessons (repo, ticket, signature, first_error, scope, resolution, lesson, resolved_by, resolved_at)
+       SELECT 'third', 'B-' || g, 'loop limit', 'naïve café write timeout', 'repo', 'note', 'fix', 'me', now()
+       FROM generate_series(1, 300) g`,
+    );
     // And some one at a time, as office hours writes them.
     for (let i = 0; i < 20; i++) {
       const id = await store.lessons.open({
@@ -142,11 +154,29 @@ describe.each(BACKENDS)('lexical recall on the bitmaps equals the plain scan, on
     return out;
   };
 
-  async function expectSame(qs: LexicalQuery[]): Promise<{ found: number; ties: number }> {
+  /** Each lesson's anchors that are not its own trigrams, and its count of them against chalk_spec_anchor_count(n). */
+  async function anchorsOff(): Promise<string[]> {
+    const r = await store.pool.query<{ off: string }>(
+      `WITH a AS (SELECT name, chunk * 8192 + s AS id
+                  FROM (SELECT name, chunk, CASE WHEN list IS NOT NULL THEN chalk_list_slots(list)
+                          ELSE ARRAY(SELECT i FROM generate_series(0, 8191) i WHERE get_bit(bits, i) = 1) END AS ss
+                        FROM lesson_spec_anchors) x, unnest(ss) AS s),
+       l AS (SELECT id, coalesce(show_trgm(coalesce(first_error, signature)), '{}') AS t FROM lessons)
+       SELECT coalesce(l.id, a.id) || ': ' || count(a.name) || ' of ' ||
+              chalk_spec_anchor_count(coalesce(cardinality(max(l.t)), 0)) || ', not its own: ' ||
+              count(a.name) FILTER (WHERE l.id IS NULL OR a.name <> ALL (l.t)) AS off
+       FROM l FULL JOIN a ON a.id = l.id GROUP BY coalesce(l.id, a.id)
+       HAVING count(a.name) <> chalk_spec_anchor_count(coalesce(cardinality(max(l.t)), 0))
+           OR count(a.name) FILTER (WHERE l.id IS NULL OR a.name <> ALL (l.t)) > 0`,
+    );
+    return r.rows.map((x) => x.off);
+  }
+
+  async function expectSame(qs: LexicalQuery[], lexical = (q: LexicalQuery) => store.lessons.lexical(q)) {
     let found = 0;
     let ties = 0;
     for (const q of qs) {
-      const got = (await store.lessons.lexical(q)).map((l) => [l.id, l.similarity]);
+      const got = (await lexical(q)).map((l) => [l.id, l.similarity]);
       const want = (
         await store.pool.query<{ id: string; s: number }>(reference[q.mode], [
           q.repo,
@@ -170,6 +200,16 @@ describe.each(BACKENDS)('lexical recall on the bitmaps equals the plain scan, on
     expect(shape.rows[0]).toMatchObject({ chunks: '2' });
     expect(Number(shape.rows[0].bitmaps)).toBeGreaterThan(0);
     expect(Number(shape.rows[0].lists)).toBeGreaterThan(0);
+    const anchors = await store.pool.query(
+      `SELECT count(*) FILTER (WHERE bits IS NOT NULL) AS bitmaps, count(*) FILTER (WHERE list IS NOT NULL) AS lists,
+              count(DISTINCT chunk) AS chunks FROM lesson_spec_anchors`,
+    );
+    expect(anchors.rows[0]).toMatchObject({ chunks: '2' });
+    expect(Number(anchors.rows[0].bitmaps)).toBeGreaterThan(0);
+    expect(Number(anchors.rows[0].lists)).toBeGreaterThan(0);
+    expect(await anchorsOff()).toEqual([]);
+    // Spec mode reads ASCII texts in JavaScript here: pg_trgm's trigrams of them are core/store/trigram.ts's.
+    expect((await readShape(store.pool)).asciiTrigrams).toBe(true);
     const { found, ties } = await expectSame(keys());
     // The generated keys do find lessons, ties among them.
     expect(found).toBeGreaterThan(100);
@@ -197,6 +237,7 @@ describe.each(BACKENDS)('lexical recall on the bitmaps equals the plain scan, on
       else if (i % 19 === 0) await store.pool.query('DELETE FROM lessons WHERE id = $1', [id]);
       else if (i % 23 === 0) await store.pool.query('UPDATE lessons SET repo = $2 WHERE id = $1', [id, 'third']);
     }
+    expect(await anchorsOff()).toEqual([]);
     await expectSame(keys());
   });
 
@@ -217,6 +258,56 @@ describe.each(BACKENDS)('lexical recall on the bitmaps equals the plain scan, on
     const kept = await slots();
     await store.pool.query('SELECT chalk_lesson_bits_rebuild()');
     expect(await slots()).toEqual(kept);
+    // Spec mode's anchors made afresh are chosen by today's counts: maybe others, as good.
+    await store.pool.query('SELECT chalk_spec_anchors_rebuild()');
+    expect(await anchorsOff()).toEqual([]);
     await expectSame(keys());
+  });
+
+  it("spec mode's anchor count is the schema's, and Postgres scoring every candidate gives the same", {
+    timeout: 300_000,
+  }, async () => {
+    const counts = await store.pool.query<{ n: number; a: number }>(
+      'SELECT n, chalk_spec_anchor_count(n) AS a FROM generate_series(0, 3000) n ORDER BY n',
+    );
+    expect(counts.rows.filter((r) => r.a !== anchorCount(r.n))).toEqual([]);
+    // A database whose locale reads ASCII otherwise: no text is read in JavaScript.
+    const shape = { ...(await readShape(store.pool)), asciiTrigrams: false };
+    const { found } = await expectSame(
+      keys().filter((q) => q.mode === 'spec'),
+      (q) => specLessons(store.pool, shape, q),
+    );
+    expect(found).toBeGreaterThan(20);
+  });
+
+  it('spec mode leaves out a lesson forgotten while the others were ranked', { timeout: 300_000 }, async () => {
+    // A spec of ASCII words, with lessons to recall: ranked in JavaScript, then its rows read.
+    let q: LexicalQuery | undefined;
+    let before: Awaited<ReturnType<typeof store.lessons.lexical>> = [];
+    for (const k of keys().filter((k) => k.mode === 'spec' && k.repo === 'shop' && isAscii(k.query))) {
+      before = await store.lessons.lexical(k);
+      q = k;
+      if (before.length > 1) break;
+    }
+    if (!q) throw new Error('no ASCII spec key');
+    expect(before.length).toBeGreaterThan(1);
+    const gone = before[0]?.id as number;
+    let forgot = false;
+    const racing = {
+      query: async (sql: string, params: unknown[]) => {
+        if (sql === SPEC_ROWS_SQL && !forgot) {
+          forgot = true;
+          await store.lessons.forget(gone);
+        }
+        return store.pool.query(sql, params);
+      },
+    } as unknown as Pool;
+    const shape = await readShape(store.pool);
+    const got = await specLessons(racing, shape, q);
+    expect(forgot).toBe(true);
+    expect(got.map((l) => l.id)).not.toContain(gone);
+    expect(got.map((l) => [l.id, l.similarity])).toEqual(
+      (await store.lessons.lexical(q)).map((l) => [l.id, l.similarity]),
+    );
   });
 });

@@ -120,7 +120,14 @@ export async function tableRows(db: Db, columns?: Record<string, string[]>): Pro
   for (const t of columns ? Object.keys(columns) : await tableNames(db)) {
     const cols = columns?.[t];
     const pick = cols ? `json_build_object(${cols.map((c) => `'${c}', ${c}`).join(', ')})` : 'row_to_json(x)';
-    const order = t === 'lesson_bits' ? 'kind, name, chunk' : t === 'lesson_trgms' ? 'lesson_id, trgm' : 'id';
+    const order =
+      t === 'lesson_bits'
+        ? 'kind, name, chunk'
+        : t === 'lesson_spec_anchors'
+          ? 'name, chunk'
+          : t === 'lesson_trgms'
+            ? 'lesson_id, trgm'
+            : 'id';
     const r = await db.query<{ row: string }>(`SELECT ${pick}::text AS row FROM ${t} x ORDER BY ${order}`);
     out[t] = r.rows.map((x) => x.row);
   }
