@@ -3,7 +3,7 @@ import { linkSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs
 import { basename, dirname, join } from 'node:path';
 import { readHostFile } from '../fs/host-file.js';
 import type { CreatedBundle } from '../ports/host-git.js';
-import { arg, bundleHeads, HostGitError, hostGit, hostGitOk } from './host-git.js';
+import { arg, bundleHeads, HostGitError, hostGit, hostGitOk, isAncestor, oneLine } from './host-git.js';
 
 export type { CreatedBundle } from '../ports/host-git.js';
 
@@ -98,7 +98,10 @@ export async function shallowCopy(o: {
  * The history is the full one, or with `depth` the ticket's commits since
  * `keep` and `depth` commits below it (core/git/shallow.ts); in a shallow
  * repository, or with `depth`, `shallow` names the boundary commits the
- * receiver must mark shallow to take it.
+ * receiver must mark shallow to take it. With `since` (a commit the receiver has, with its
+ * history: a sandbox mirror's), the bundle is thin: only what `ref` has beyond `since`'s
+ * history, `since` its prerequisite (its parents when it is `ref`'s tip, since git makes no
+ * empty bundle); not with `depth`.
  */
 export async function createBundle(o: {
   cwd: string;
@@ -106,6 +109,7 @@ export async function createBundle(o: {
   out: string;
   depth?: number;
   keep?: string | null;
+  since?: string;
 }): Promise<CreatedBundle> {
   const exists = (() => {
     try {
@@ -117,6 +121,9 @@ export async function createBundle(o: {
   })();
   if (exists) throw new HostGitError(`will not write the bundle: ${o.out} already exists`, 1, '');
   const ref = arg(o.ref, 'ref');
+  if (o.since !== undefined && o.depth) throw new HostGitError('a bundle is either thin or shallow, not both', 2, '');
+  const since = o.since ?? null;
+  if (since !== null && !HEX_OID.test(since)) throw new HostGitError(`not an object id: '${oneLine(since)}'`, 2, '');
   const tmp = mkdtempSync(join(dirname(o.out), `.${basename(o.out)}.`));
   try {
     let from = o.cwd;
@@ -125,11 +132,24 @@ export async function createBundle(o: {
       if (await shallowCopy({ cwd: o.cwd, dir: copy, ref, depth: o.depth, keep: o.keep ?? null })) from = copy;
     }
     const file = join(tmp, `${randomBytes(8).toString('hex')}.bundle`);
-    await hostGitOk(['bundle', 'create', '--quiet', file, ref], { cwd: from });
+    const made = await hostGit(['bundle', 'create', '--quiet', file, ref, ...(since ? [`^${since}`] : [])], {
+      cwd: from,
+    });
+    if (made.code !== 0 && since && /empty bundle/.test(made.stderr)) {
+      // `ref` is at `since`: the bundle holds that one commit, over its parents.
+      await hostGitOk(['bundle', 'create', '--quiet', file, ref, '--not', `${since}^@`], { cwd: from });
+    } else if (made.code !== 0) {
+      throw new HostGitError(`git bundle failed (exit ${made.code}): ${oneLine(made.stderr)}`, made.code, made.stderr);
+    }
     const heads = await bundleHeads(o.cwd, file);
     const head = heads[0];
     if (heads.length !== 1 || !head) throw new HostGitError(`the bundle of ${o.ref} has ${heads.length} heads`, 1, '');
-    const shallow = await shallowBoundary(from, ref);
+    const [descends, shallow] = await Promise.all([
+      since === null || isAncestor(o.cwd, { ancestor: since, descendant: head.sha }),
+      shallowBoundary(from, ref),
+    ]);
+    // A thin bundle is only ever the rest of the history the receiver has: the head descends from `since`.
+    if (!descends) throw new HostGitError(`${o.ref} (${head.sha}) does not descend from ${since}`, 1, '');
     try {
       linkSync(file, o.out);
     } catch (err) {

@@ -327,6 +327,33 @@ export async function diffNumstat(cwd: string, o: { from: string; to: string }):
   });
 }
 
+/** Whether the repository is shallow (a CI checkout made with `--depth`): its history stops at a boundary. */
+export async function isShallow(cwd: string): Promise<boolean> {
+  return (await hostGitOk(['rev-parse', '--is-shallow-repository'], { cwd })) === 'true';
+}
+
+/** The repository's git common dir (absolute) and whether it is shallow, in one call. */
+export async function repoLayout(cwd: string): Promise<{ commonDir: string; shallow: boolean }> {
+  const out = await hostGitOk(['rev-parse', '--path-format=absolute', '--git-common-dir', '--is-shallow-repository'], {
+    cwd,
+  });
+  const [commonDir = '', shallow = ''] = out.split('\n');
+  if (commonDir === '' || (shallow !== 'true' && shallow !== 'false'))
+    throw new HostGitError(`git rev-parse printed no common dir or shallow state`, 1, '');
+  return { commonDir, shallow: shallow === 'true' };
+}
+
+/** Bytes on disk of the objects `to` has beyond `from`'s history (`rev-list --objects --disk-usage`). */
+export async function historyBytes(cwd: string, o: { from: string; to: string }): Promise<number> {
+  const out = await hostGitOk(
+    ['rev-list', '--objects', '--disk-usage', '--end-of-options', arg(o.to, 'revision'), `^${arg(o.from, 'revision')}`],
+    { cwd },
+  );
+  const n = Number(out);
+  if (!Number.isSafeInteger(n)) throw new HostGitError(`git rev-list --disk-usage printed no size`, 1, '');
+  return n;
+}
+
 /** `git merge-base --is-ancestor`: whether `ancestor` is `descendant` or one of its ancestors. */
 export async function isAncestor(cwd: string, o: { ancestor: string; descendant: string }): Promise<boolean> {
   const r = await hostGit(

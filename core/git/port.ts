@@ -12,6 +12,7 @@ import {
   diffSummary,
   fileAt,
   forEachRef,
+  historyBytes,
   includedConfigFiles,
   isAncestor,
   mergeBase,
@@ -19,6 +20,7 @@ import {
   recentCommits,
   refExists,
   remotesContaining,
+  repoLayout,
   resolveCommit,
   revParse,
   statusPorcelain,
@@ -28,6 +30,7 @@ import {
   worktreePrune,
   worktreeRemove,
 } from './host-git.js';
+import { mirrorRepo } from './mirror-repo.js';
 
 /**
  * The HostGit port's implementation (what core/run, core/setup and core/store use): core/git itself (hooks off on every call,
@@ -49,6 +52,9 @@ export const hostGitPort: HostGit = {
   treeEntries,
   fileAt,
   createBundle,
+  mirrorRepo,
+  repoLayout,
+  historyBytes,
   importBundle,
   refExists,
   resolveCommit,

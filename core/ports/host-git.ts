@@ -160,14 +160,28 @@ export interface HostGit {
   treeEntries(cwd: string, rev: string): Promise<TreeEntry[]>;
   /** A file of a commit as git stores it (mode and text); null when absent. */
   fileAt(cwd: string, o: { rev: string; path: string }): Promise<{ mode: string; text: string } | null>;
-  /** A bundle of `ref`'s full history at `out`, which must not exist yet. */
+  /**
+   * A bundle of `ref`'s full history at `out`, which must not exist yet; with `since`, a thin one
+   * (what `ref` has beyond `since`'s history), refused unless `ref`'s tip descends from `since`.
+   */
   createBundle(o: {
     cwd: string;
     ref: string;
     out: string;
     depth?: number;
     keep?: string | null;
+    since?: string;
   }): Promise<CreatedBundle>;
+  /**
+   * A new bare repository at `dir` holding `commit`'s history and nothing else of the repository
+   * at `cwd` (no other ref, no config, no hook), world-readable: what a sandbox mirror is made of.
+   * Throws in a shallow repository.
+   */
+  mirrorRepo(o: { cwd: string; commit: string; dir: string }): Promise<void>;
+  /** The git common dir (absolute) and whether the history is shallow (stops at a boundary, as a CI checkout's). */
+  repoLayout(cwd: string): Promise<{ commonDir: string; shallow: boolean }>;
+  /** Bytes on disk of the objects `to` has beyond `from`'s history. */
+  historyBytes(cwd: string, o: { from: string; to: string }): Promise<number>;
   /** Takes a sandbox's bundle in, checked (BundleImportError when refused; no ref moved then). */
   importBundle(o: ImportBundleOptions): Promise<ImportedBundle>;
   /** Whether the full ref (`refs/heads/x`) exists. */

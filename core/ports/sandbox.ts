@@ -126,12 +126,28 @@ export interface SandboxSpec {
    * the bundle holds none of their parents. Absent or [] for a full history.
    */
   shallow?: string[];
+  /**
+   * The sandbox starts from this repository's mirror of `base` (`Sandbox.makeMirror`), whose
+   * objects it borrows; `source` is then thin: what the ticket branch has beyond `base`, which
+   * the host checked is one of its ancestors. Absent: `source` holds the whole history.
+   */
+  mirror?: { repo: MirrorRepo; base: string };
   /** Commit identity inside the sandbox (the caller reads the host's git identity). */
   author: { name: string; email: string };
   /** Extra, non-secret environment for the container (e.g. from `beforeSandboxStart` taps). */
   env?: Record<string, string>;
   /** A distinct container for a second sandbox of the same ticket (e.g. `distill`). */
   suffix?: string;
+}
+
+/**
+ * Which repository a sandbox mirror is of: `key` is the SHA-256 of its main checkout's real
+ * path (what mirrors are found by: one made from a repository is never another's), `root` that
+ * path (so `chalk cleanup` can tell one whose checkout is gone).
+ */
+export interface MirrorRepo {
+  key: string;
+  root: string;
 }
 
 /** Where things are inside a sandbox. Nothing in a sandbox is a host directory. */
@@ -142,6 +158,8 @@ export const SANDBOX_PATHS = {
   io: '/chalk',
   /** Where the shipped export script writes the bundle of new commits, for the host to read back. */
   outBundle: '/tmp/.chalk-out/out.bundle',
+  /** A sandbox mirror's repository (`SandboxSpec.mirror`): in the image, root's, read-only. */
+  mirror: '/opt/chalk-mirror.git',
 } as const;
 
 /** The largest bundle the host takes from a sandbox (every sandbox and the import agree). */
@@ -351,6 +369,38 @@ export interface Sandbox {
   ensureImage(): Promise<void>;
   /** Removes any leftover container of the same ticket, then starts a fresh one. */
   open(spec: SandboxSpec): Promise<SandboxSession>;
+  /**
+   * Optional: starts what a sandbox of this identity needs before its image and source are known
+   * (Docker: removes the ticket's leftovers, makes its network and way out) while the caller's
+   * host work goes on; `open` of the same sandbox takes it. The function returned gives it up
+   * when no `open` follows.
+   */
+  prepare?(spec: Pick<SandboxSpec, 'repo' | 'ticket' | 'runId' | 'suffix'>): () => Promise<void>;
+  /**
+   * Mirrors (optional: a provider without them is given the whole history on every start).
+   * A mirror is a repository's history up to one commit, held where a sandbox of the image
+   * sandboxes start from now reads it and nothing in the sandbox can change it (Docker: an
+   * image layer on that image, root's files on the read-only root file system).
+   * `mirrors`: every mirror for the current image, newest first: the repository (`MirrorRepo.key`)
+   * and the commit each holds.
+   */
+  mirrors?(): Promise<{ repo: string; base: string }[]>;
+  /**
+   * Makes the repository's mirror of `base` unless it is there (`built` false), `fill` writing
+   * its bare repository (host git's `mirrorRepo`) at the path it is given; older mirrors of the
+   * repository past the last two are removed.
+   */
+  makeMirror?(o: {
+    repo: MirrorRepo;
+    base: string;
+    fill: (gitDir: string) => Promise<void>;
+    onBuild?: (line: string) => void;
+  }): Promise<{ built: boolean }>;
+  /**
+   * `chalk cleanup`: the repository's mirrors but the newest for the current image (`all`:
+   * every one), and the mirrors of repositories whose checkout is gone; how many went.
+   */
+  removeMirrors?(o: { repo: MirrorRepo; all: boolean }): Promise<number>;
   /** Removes every container labelled with this repo (and ticket, when given); returns their names. */
   removeLeftovers(filter: { repo: string; ticket?: string }): Promise<string[]>;
   /** Stops and removes every session this process opened (for signal handlers). */

@@ -32,6 +32,15 @@ export function checkoutOf(common: string): string {
 }
 
 /**
+ * The repository as sandbox mirrors know it (`MirrorRepo`): the SHA-256 of its main checkout's
+ * real path, whole (a mirror made from one repository is never another's), and that path.
+ */
+export function mirrorRepoOf(common: string): { key: string; root: string } {
+  const real = realpathSync(checkoutOf(common));
+  return { key: createHash('sha256').update(real).digest('hex'), root: real };
+}
+
+/**
  * The repository's key, `<name>-<8 hex>`: the main checkout's folder name (characters other
  * than letters, digits, `_`, `.` and `-` turned into `-`) and the first 8 hex digits of the
  * SHA-256 of the main checkout's real absolute path. Two repositories whose checkouts share a

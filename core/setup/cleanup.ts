@@ -6,6 +6,7 @@ import { repoStateDir, runsDir } from '../layout.js';
 import type { HostGit } from '../ports/host-git.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import { alive, livePid } from '../process/pid.js';
+import { mirrorRepoOf } from '../repo/git.js';
 import { cleanSetupStates } from '../setup-cache/clean.js';
 
 /** Branch namespaces Chalk creates: ticket work, office hours, detention. */
@@ -75,7 +76,8 @@ export interface CleanupOptions {
 /**
  * Stops this repository's runs, removes its labelled sandboxes, its clean ticket
  * worktrees, its merged chalk/ and detention/ branches, its tutoring/ branches
- * that are merged or pushed (saying which it kept and why), and its run
+ * that are merged or pushed (saying which it kept and why), its sandbox mirrors
+ * but the newest (and those of repositories whose checkout is gone), and its run
  * directories (`all`: everything of the repository's). Never the database.
  */
 export async function cleanupRepository(o: CleanupOptions): Promise<void> {
@@ -121,6 +123,17 @@ export async function cleanupRepository(o: CleanupOptions): Promise<void> {
     o.say(
       `removed ${states.removed} saved setup state(s) (${mib} MiB)${states.kept ? `; kept ${states.kept}: ${states.keptAs === 'current' ? `the one a sandbox of ${o.baseBranch} restores now` : 'the most recently used'}` : ''}`,
     );
+  }
+  if (o.sandbox.removeMirrors) {
+    try {
+      const gone = await o.sandbox.removeMirrors({
+        repo: mirrorRepoOf(await git.commonDir(o.root)),
+        all: o.all,
+      });
+      if (gone > 0) o.say(`removed ${gone} sandbox mirror image(s)${o.all ? '' : '; kept the newest'}`);
+    } catch (err) {
+      o.warn(`could not remove the sandbox mirrors: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
   rmSync(o.all ? repoStateDir(o.repo) : runsDir(o.repo), { recursive: true, force: true });
   o.say('cleanup complete (telemetry database untouched)');

@@ -5,6 +5,7 @@ import {
   type ExecResult,
   type ImageReport,
   type Log,
+  type MirrorRepo,
   type OneShotRunner,
   proposedLine,
   type Sandbox,
@@ -31,6 +32,7 @@ import { rewriteLoopback, type SandboxEnv, sandboxEnv, type TelemetrySettings } 
 import { asAgent, execInContainer } from './exec.js';
 import { ensureImage } from './image.js';
 import { currentImage, ensurePlannedImage, type ImageChoice } from './image-source.js';
+import { makeMirror, mirrorsOn, mirrorTag, removeMirrors } from './mirror.js';
 import { containerName, labelFilter } from './names.js';
 import { quote } from './scripts.js';
 import { DockerSandboxSession } from './session.js';
@@ -137,6 +139,14 @@ const MIB = 1024 * 1024;
 const ONESHOT_CAP_USD = 0.01;
 
 const cpusOf = (raw: string): number | 'auto' => (raw === 'auto' ? 'auto' : Number(raw));
+
+/** What names a sandbox, its network and their labels. */
+type SandboxIdentity = Pick<SandboxSpec, 'repo' | 'ticket' | 'runId' | 'suffix'>;
+
+interface PreparedNetwork {
+  net: RunEgress;
+  telemetry: TelemetrySettings | null;
+}
 
 /** The Sandbox port on the Docker engine, through dockerode. */
 export class DockerSandbox implements Sandbox, OneShotRunner, SandboxCapacity {
@@ -264,9 +274,54 @@ export class DockerSandbox implements Sandbox, OneShotRunner, SandboxCapacity {
     return choice;
   }
 
+  /** The image id the last mirror call found, for `open` (an image rebuilt since has no mirror: open then says so). */
+  private mirrorFrom: { image: string; id: string } | undefined;
+
+  /** The current image's id for the mirror calls; a UserError when the engine does not have the image. */
+  private async mirrorImageId(): Promise<string> {
+    const id = await this.imageId();
+    if (!id) throw new UserError(`sandbox image '${this.image}' not found locally; run: chalk sandbox build`);
+    this.mirrorFrom = { image: this.image, id };
+    return id;
+  }
+
+  mirrors(): Promise<{ repo: string; base: string }[]> {
+    return mirrorsOn(this.mirrorImageId());
+  }
+
+  async makeMirror(o: {
+    repo: MirrorRepo;
+    base: string;
+    fill: (gitDir: string) => Promise<void>;
+    onBuild?: (line: string) => void;
+  }): Promise<{ built: boolean }> {
+    const { built } = await makeMirror({
+      ...o,
+      imageId: await this.mirrorImageId(),
+      env: this.opts.env,
+      onLine: (l) => this.opts.log?.debug(l),
+    });
+    return { built };
+  }
+
+  removeMirrors(o: { repo: MirrorRepo; all: boolean }): Promise<number> {
+    return this.imageId().then((imageId) => removeMirrors({ ...o, imageId }));
+  }
+
+  /** The image a sandbox of `spec` starts from: its mirror's, when it has one. */
+  private async imageFor(spec: SandboxSpec): Promise<string> {
+    if (!spec.mirror) return this.image;
+    const id =
+      this.mirrorFrom?.image === this.image ? this.mirrorFrom.id : await this.mirrorImageId().catch(() => 'missing');
+    return mirrorTag(spec.mirror.repo.key, id, spec.mirror.base);
+  }
+
   async removeLeftovers(filter: { repo: string; ticket?: string; kind?: string }): Promise<string[]> {
     const d = await docker();
-    const found = await d.listContainers({ all: true, filters: { label: labelFilter(filter) } });
+    const [found, nets] = await Promise.all([
+      d.listContainers({ all: true, filters: { label: labelFilter(filter) } }),
+      d.listNetworks({ filters: { label: labelFilter(filter) } }),
+    ]);
     const removed: string[] = [];
     for (const c of found) {
       try {
@@ -277,7 +332,6 @@ export class DockerSandbox implements Sandbox, OneShotRunner, SandboxCapacity {
       }
     }
     // Their networks too (a killed run's; the egress container is disconnected first).
-    const nets = await d.listNetworks({ filters: { label: labelFilter(filter) } });
     for (const n of nets) await removeNetwork(d, n.Name).catch(() => undefined);
     return removed;
   }
@@ -365,7 +419,7 @@ export class DockerSandbox implements Sandbox, OneShotRunner, SandboxCapacity {
   }
 
   /** The run's network and its way out through the egress container; a failure is one line. */
-  private async openEgress(spec: SandboxSpec, telemetryAllow: string): Promise<RunEgress> {
+  private async openEgress(spec: SandboxIdentity, telemetryAllow: string): Promise<RunEgress> {
     const { mode, allow } = this.policy;
     const policy = { mode, allow: [allow, telemetryAllow].filter((a) => a !== '').join(',') };
     try {
@@ -376,33 +430,70 @@ export class DockerSandbox implements Sandbox, OneShotRunner, SandboxCapacity {
     }
   }
 
-  async open(spec: SandboxSpec): Promise<SandboxSession> {
+  /** The networks `prepare` started, by container name, until `open` takes one. */
+  private readonly prepared = new Map<string, Promise<PreparedNetwork>>();
+
+  /**
+   * What a sandbox needs before its container: what a killed run of the ticket left removed
+   * (only its own kind: opening a `distill` sandbox leaves the ticket's run sandbox alone), its
+   * own network and its way out through the egress container.
+   */
+  private async network(spec: SandboxIdentity): Promise<PreparedNetwork> {
     const d = await docker();
-    const name = containerName(spec);
-    // The next run of a ticket removes what a killed run left behind (only its own kind:
-    // opening a `distill` sandbox leaves the ticket's run sandbox alone).
-    await this.removeLeftovers({ repo: spec.repo, ticket: spec.ticket, kind: spec.suffix || 'run' });
-    await d
-      .getContainer(name)
-      .remove({ force: true })
-      .catch(() => undefined);
+    await Promise.all([
+      this.removeLeftovers({ repo: spec.repo, ticket: spec.ticket, kind: spec.suffix || 'run' }),
+      d
+        .getContainer(containerName(spec))
+        .remove({ force: true })
+        .catch(() => undefined),
+    ]);
     if (this.opts.handleSignals !== false) installSignalHandlers();
     await this.runtimeName();
     const { telemetry, allow } = await this.telemetry();
-    const net = await this.openEgress(spec, allow);
+    return { net: await this.openEgress(spec, allow), telemetry };
+  }
+
+  /**
+   * Starts the sandbox's network and way out (`network`) while the caller's host work goes on;
+   * `open` of the same sandbox takes them. The function returned gives them up when no `open` follows.
+   */
+  prepare(spec: SandboxIdentity): () => Promise<void> {
+    const name = containerName(spec);
+    const ready = this.network(spec);
+    ready.catch(() => undefined);
+    this.prepared.set(name, ready);
+    return async () => {
+      if (this.prepared.get(name) !== ready) return;
+      this.prepared.delete(name);
+      await (await ready.catch(() => null))?.net.close().catch(() => undefined);
+    };
+  }
+
+  async open(spec: SandboxSpec): Promise<SandboxSession> {
+    const d = await docker();
+    const name = containerName(spec);
+    const ready = this.prepared.get(name);
+    this.prepared.delete(name);
+    const { net, telemetry } = await (ready ?? this.network(spec));
     const env = sandboxEnv(this.hostEnv, telemetry, net, spec.env);
+    const image = await this.imageFor(spec);
     let container: Awaited<ReturnType<typeof d.createContainer>>;
     try {
       container = await d.createContainer(
         runContainerOptions({
           name,
-          image: this.image,
+          image,
           spec,
           shape: await this.shape(env, net, this.opts.tmpfsSize),
         }),
       );
     } catch (err) {
       await net.close().catch(() => undefined);
+      if (statusOf(err) === 404 && spec.mirror) {
+        throw new UserError(
+          `this repository's sandbox mirror ${image} is gone from the engine (removed meanwhile?); run again, which makes it anew`,
+        );
+      }
       if (statusOf(err) === 404) {
         throw new UserError(`sandbox image '${this.image}' not found locally; run: chalk sandbox build`);
       }
@@ -423,6 +514,10 @@ export class DockerSandbox implements Sandbox, OneShotRunner, SandboxCapacity {
     try {
       await container.start();
       await session.recordOwnProcesses();
+      // The egress daemon learnt the run meanwhile (openRunEgress); nothing has run in the sandbox yet.
+      await net.ready().catch((err: unknown) => {
+        throw new UserError(`could not give sandbox ${name} its network: ${describeDockerError(err)}`);
+      });
     } catch (err) {
       await session.stop().catch(() => undefined);
       if (err instanceof UserError) throw err;
@@ -496,6 +591,7 @@ export class DockerSandbox implements Sandbox, OneShotRunner, SandboxCapacity {
         oneShotContainerOptions({ image: this.image, shape: await this.shape(env, net, '64m') }),
       );
       await container.start();
+      await net.ready();
       // The agent CLI's call is bracketed at the gateway: its token works only inside.
       if (opts.agent) await net.beginCall(ONESHOT_CAP_USD);
       try {

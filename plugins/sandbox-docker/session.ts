@@ -297,6 +297,7 @@ export class DockerSandboxSession implements SandboxSession {
           BASE_NAME: this.spec.baseBranch?.name ?? '',
           BASE_COMMIT: this.spec.baseBranch?.commit ?? '',
           SHALLOW: (this.spec.shallow ?? []).join(' '),
+          MIRROR: this.spec.mirror ? SANDBOX_PATHS.mirror : '',
         },
         createReadStream(this.spec.source),
       );

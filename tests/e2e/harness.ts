@@ -182,6 +182,29 @@ const git = (cwd: string, ...args: string[]) =>
   execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 
 /**
+ * Removes the sandbox mirror images runs made for repositories under `dir` (a scenario's, about
+ * to be removed): a mirror is the engine's, kept for the next run, which a test's never is.
+ */
+export function removeMirrorsUnder(dir: string): void {
+  const ls = spawnSync('docker', ['image', 'ls', '-q', '--no-trunc', '--filter', 'label=chalk.mirror.root'], {
+    encoding: 'utf8',
+  });
+  const ids = [...new Set((ls.stdout ?? '').split('\n').filter(Boolean))];
+  if (ids.length === 0) return;
+  const inspect = spawnSync(
+    'docker',
+    ['image', 'inspect', '--format', '{{.Id}} {{index .Config.Labels "chalk.mirror.root"}}', ...ids],
+    { encoding: 'utf8' },
+  );
+  const mine = (inspect.stdout ?? '')
+    .split('\n')
+    .map((l) => l.split(' '))
+    .filter(([, root]) => root?.startsWith(`${dir}/`))
+    .map(([id]) => id as string);
+  if (mine.length > 0) spawnSync('docker', ['rmi', ...mine], { stdio: 'ignore' });
+}
+
+/**
  * A repository `shop-<n>` with main pushed to a bare origin, and the ticket
  * branch `chalk/<TICKET>` checked out, carrying one commit: the spec.
  */
@@ -262,7 +285,10 @@ export function makeScenario(opts: ScenarioOptions = {}): Scenario {
       git(root, 'for-each-ref', '--format=%(refname:short)', `refs/heads/${pattern}`).split('\n').filter(Boolean),
     originBranches: () =>
       git(origin, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/').split('\n').filter(Boolean),
-    dispose: () => rmSync(dir, { recursive: true, force: true }),
+    dispose: () => {
+      removeMirrorsUnder(dir);
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -773,7 +799,10 @@ export async function projectScenario(
       git(worktree, 'for-each-ref', '--format=%(refname:short)', `refs/heads/${pattern}`).split('\n').filter(Boolean),
     originBranches: () =>
       git(origin, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/').split('\n').filter(Boolean),
-    dispose: () => rmSync(dir, { recursive: true, force: true }),
+    dispose: () => {
+      removeMirrorsUnder(dir);
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 

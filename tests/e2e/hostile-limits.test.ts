@@ -43,7 +43,7 @@ const available = await e2eAvailable();
 const remoteUp = available && (await remoteEngineUp());
 
 interface Inspect {
-  Config: { User: string; Image: string };
+  Config: { User: string; Image: string; Labels: Record<string, string> | null };
   Mounts: { Type: string; Source: string; Destination: string }[];
   HostConfig: {
     Binds: string[] | null;
@@ -132,7 +132,10 @@ describe.skipIf(!available)('hostile agent: limits and secrets', { timeout: 300_
       const c = inspected[0] as Inspect;
       expect(c.Mounts.filter((m) => m.Type === 'bind')).toEqual([]);
       expect(c.HostConfig.Binds ?? []).toEqual([]);
-      expect(c.Config.Image).toBe('chalk-sandbox:local');
+      // The machine's image: the repository's sandbox mirror is a layer on it, and says so.
+      expect(c.Config.Image).toMatch(/^chalk-mirror:/);
+      const machineImage = (await run('docker', ['image', 'inspect', '-f', '{{.Id}}', 'chalk-sandbox:local'])).stdout;
+      expect(c.Config.Labels?.['chalk.mirror.from']).toBe(machineImage.trim());
       expect(c.HostConfig.Memory).toBe(1536 * 1024 * 1024);
       expect(c.HostConfig.Tmpfs?.['/work']).toMatch(/size=8g$/);
       const engineCpus = Number((await run('docker', ['info', '--format', '{{.NCPU}}'])).stdout.trim());

@@ -77,9 +77,6 @@ describe.skipIf(!available)('egress through an upstream proxy', { timeout: 240_0
         repo: 'egress-upstream',
         ticket: `UP-${process.pid}`,
         runId: 'up',
-        branch: 'chalk/UP',
-        source: '',
-        author: { name: 'a', email: 'a@example.com' },
       },
       { policy: { mode: 'registries', allow: '' }, env: {} },
     );
@@ -91,6 +88,7 @@ describe.skipIf(!available)('egress through an upstream proxy', { timeout: 240_0
       HostConfig: { NetworkMode: net.network, Dns: [net.proxyAddress] },
     });
     await client.start();
+    await net.ready();
     const got = await exec(client, [
       'node',
       '-e',

@@ -7,11 +7,12 @@ import { writeHostFile } from '../../fs/host-file.js';
 import type { SandboxPurpose } from '../../kernel/hooks.js';
 import type { HostGit } from '../../ports/host-git.js';
 import type { Log } from '../../ports/log.js';
-import type { SandboxSession } from '../../ports/sandbox.js';
+import type { Sandbox, SandboxSession } from '../../ports/sandbox.js';
 import type { RunContext } from './context.js';
 import type { RunDeps } from './deps.js';
 import { noteEgress } from './egress.js';
 import { cappedNote, runLogged } from './logged-exec.js';
+import { chooseMirror } from './mirror.js';
 import { buildSystemPrompt } from './prompt.js';
 
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n')[0];
@@ -105,46 +106,119 @@ export async function openSandbox(ctx: RunContext, deps: RunDeps, log: Log, o: O
     purpose: o.suffix ?? 'run',
     env: {},
   });
-  const env = { ...started.env };
-  const { git } = deps;
-  const base = await git.revParse(ctx.root, 'HEAD');
-  const baseCommit =
-    (await git.mergeBase(ctx.root, { a: `origin/${ctx.baseBranch}`, b: base })) ??
-    (await git.mergeBase(ctx.root, { a: ctx.baseBranch, b: base }));
-  const source = join(ctx.paths.dir, `${o.suffix || 'run'}.in.bundle`);
-  rmSync(source, { force: true });
-  const depth = deps.config.num('CHALK_CLONE_DEPTH');
-  const bundle = await git.createBundle({
-    cwd: ctx.root,
-    ref: `refs/heads/${ctx.branch}`,
-    out: source,
-    ...(depth > 0 ? { depth, keep: baseCommit } : {}),
+  return startSandbox({
+    git: deps.git,
+    sandbox: deps.sandbox,
+    log,
+    root: ctx.root,
+    repo: ctx.repo,
+    ticket: ctx.ticket,
+    branch: ctx.branch,
+    baseBranch: ctx.baseBranch,
+    source: join(ctx.paths.dir, `${o.suffix || 'run'}.in.bundle`),
+    depth: deps.config.num('CHALK_CLONE_DEPTH'),
+    system,
+    env: { ...started.env },
+    runId: o.runId,
+    ...(o.suffix ? { suffix: o.suffix } : {}),
   });
-  if (!o.suffix) log.info(`starting a sandbox on ${ctx.branch}`);
+}
+
+export interface StartOptions {
+  git: HostGit;
+  sandbox: Sandbox;
+  log: Log;
+  root: string;
+  repo: string;
+  ticket: string;
+  branch: string;
+  baseBranch: string;
+  /** Where the bundle goes (a host path no sandbox reaches); removed once cloned. */
+  source: string;
+  /** CHALK_CLONE_DEPTH. */
+  depth: number;
+  system: string;
+  env: Record<string, string>;
+  runId: string;
+  suffix?: Exclude<SandboxPurpose, 'run'>;
+}
+
+/**
+ * openSandbox's start, from the prompt on: host git reads the fork point and the mirror to
+ * start from (core/run/base/mirror.ts, made when missing), the sandbox starts while host git
+ * makes the thin bundle of what the ticket has beyond the mirror (a whole bundle is made first:
+ * the sandbox needs its shallow boundary), then the clone and the system prompt go in side by
+ * side. A bundle that fails stops the sandbox, which has run nothing.
+ */
+export async function startSandbox(o: StartOptions): Promise<OpenedSandbox> {
+  // The sandbox's network (and what a killed run left) is seen to meanwhile; given up on a failure before open.
+  const release = o.sandbox.prepare?.({
+    repo: o.repo,
+    ticket: o.ticket,
+    runId: o.runId,
+    ...(o.suffix ? { suffix: o.suffix } : {}),
+  });
+  try {
+    return await hostThenOpen(o);
+  } catch (err) {
+    await release?.().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function hostThenOpen(o: StartOptions): Promise<OpenedSandbox> {
+  const { git, log, source } = o;
+  const authored = hostAuthor(git, o.root);
+  authored.catch(() => undefined);
+  // HEAD and the fork point are read while the mirror's lookups go (chooseMirror).
+  const head = git.revParse(o.root, 'HEAD');
+  head.catch(() => undefined);
+  const forkPoint = Promise.all([
+    git.mergeBase(o.root, { a: `origin/${o.baseBranch}`, b: 'HEAD' }),
+    git.mergeBase(o.root, { a: o.baseBranch, b: 'HEAD' }),
+  ]).then(([fromOrigin, fromLocal]) => fromOrigin ?? fromLocal);
+  forkPoint.catch(() => undefined);
+  const chosen = await chooseMirror({ ...o, forkPoint });
+  const base = await head;
+  const baseCommit = await forkPoint;
+  const mirror = chosen ? { repo: chosen.repo, base: chosen.base } : null;
+  rmSync(source, { force: true });
+  const bundling = git.createBundle({
+    cwd: o.root,
+    ref: `refs/heads/${o.branch}`,
+    out: source,
+    ...(mirror ? { since: mirror.base } : o.depth > 0 ? { depth: o.depth, keep: baseCommit } : {}),
+  });
+  bundling.catch(() => undefined);
+  const shallow = mirror ? [] : (await bundling).shallow;
+  if (!o.suffix) log.info(`starting a sandbox on ${o.branch}`);
   let session: SandboxSession | undefined;
   try {
-    session = await deps.sandbox.open({
-      repo: ctx.repo,
+    session = await o.sandbox.open({
+      repo: o.repo,
       source,
-      ticket: ctx.ticket,
+      ticket: o.ticket,
       runId: o.runId,
-      branch: ctx.branch,
-      ...(baseCommit ? { baseBranch: { name: ctx.baseBranch, commit: baseCommit } } : {}),
-      ...(bundle.shallow.length > 0 ? { shallow: bundle.shallow } : {}),
-      author: await hostAuthor(git, ctx.root),
-      env,
+      branch: o.branch,
+      ...(baseCommit ? { baseBranch: { name: o.baseBranch, commit: baseCommit } } : {}),
+      ...(shallow.length > 0 ? { shallow } : {}),
+      ...(mirror ? { mirror } : {}),
+      author: await authored,
+      env: o.env,
       ...(o.suffix ? { suffix: o.suffix } : {}),
     });
+    await bundling;
     // The name is the provider's (the session says it), never formed here.
-    if (!o.suffix) log.info(`cloning ${ctx.branch} into sandbox ${session.name}`);
+    if (!o.suffix) log.info(`cloning ${o.branch} into sandbox ${session.name}`);
     if (!o.suffix && session.egress) log.info(session.egress.summary);
-    await session.clone();
-    await session.putFile(SYSTEM_PROMPT, system);
+    // Side by side: the clone is the sandbox user's, the prompt a root exec's into /chalk.
+    await Promise.all([session.clone(), session.putFile(SYSTEM_PROMPT, o.system)]);
   } catch (err) {
     await session?.stop().catch(() => undefined);
     if (err instanceof UserError && !session) throw err;
-    throw new UserError(`could not clone ${ctx.branch} into the sandbox: ${describe(err)}`);
+    throw new UserError(`could not clone ${o.branch} into the sandbox: ${describe(err)}`);
   } finally {
+    await bundling.catch(() => undefined);
     rmSync(source, { force: true });
   }
   return { session, base, forkPoint: baseCommit };

@@ -32,6 +32,12 @@ export interface RunEgress {
   containerEnv: string[];
   /** The agent exec's: the gateway and the run's token (never a real credential). */
   agentEnv: Record<string, string>;
+  /**
+   * Resolves once the egress daemon knows the run (its policy and token), which happens while
+   * the caller makes and starts its container; rejects when it could not. Nothing may run in
+   * the sandbox before.
+   */
+  ready(): Promise<void>;
   beginCall(capUsd: number): Promise<void>;
   endCall(): Promise<CallUsage | null>;
   refusals(): Promise<{ entries: Refusal[]; dropped: number }>;
@@ -99,7 +105,7 @@ export function proxyEnv(address: string): string[] {
 
 export async function openRunEgress(
   engine: EgressEngine,
-  spec: SandboxSpec,
+  spec: Pick<SandboxSpec, 'repo' | 'ticket' | 'runId' | 'suffix'>,
   o: { policy: EgressPolicy; env: NodeJS.ProcessEnv },
 ): Promise<RunEgress> {
   const d = await docker();
@@ -117,7 +123,7 @@ export async function openRunEgress(
     Options: { 'com.docker.network.bridge.inhibit_ipv4': 'true' },
     Labels: { ...labelsFor(spec), [EGRESS_LABEL]: 'run' },
   });
-  let channel: EgressChannel | undefined;
+  let registered: Promise<EgressChannel> | undefined;
   try {
     // The run's network goes again when the egress container cannot start (below).
     const egress = await egressReady;
@@ -130,21 +136,32 @@ export async function openRunEgress(
     const subnet = info.IPAM?.Config?.find((c) => c.Subnet && !c.Subnet.includes(':'))?.Subnet ?? '';
     const proxyAddress = (info.Containers?.[egress.id]?.IPv4Address ?? '').split('/')[0] ?? '';
     if (subnet === '' || proxyAddress === '') throw new Error(`network ${name} has no IPv4 subnet or address`);
-    channel = await EgressChannel.open(egress);
     const token = `chalk-run-${randomBytes(32).toString('base64url')}`;
-    await channel.request({
-      op: 'open',
-      run: {
-        subnet,
-        mode: o.policy.mode,
-        allow: o.policy.allow,
-        token,
-        credential: credentialOf(o.env),
-        upstream: upstreamOf(o.env),
-        proxy: gatewayProxy(o.env),
-      },
-    });
-    const ch = channel;
+    // The run is made known to the daemon while the caller starts its container (ready()).
+    registered = (async () => {
+      const channel = await EgressChannel.open(egress);
+      try {
+        await channel.request({
+          op: 'open',
+          run: {
+            subnet,
+            mode: o.policy.mode,
+            allow: o.policy.allow,
+            token,
+            credential: credentialOf(o.env),
+            upstream: upstreamOf(o.env),
+            proxy: gatewayProxy(o.env),
+          },
+        });
+      } catch (err) {
+        await channel.close();
+        throw err;
+      }
+      return channel;
+    })();
+    // Awaited by ready() and every request; a failure meanwhile is not an unhandled one.
+    registered.catch(() => undefined);
+    const ch = registered;
     return {
       network: name,
       proxyAddress,
@@ -153,18 +170,21 @@ export async function openRunEgress(
         ANTHROPIC_BASE_URL: `http://${proxyAddress}:${EGRESS_PORTS.gateway}`,
         ANTHROPIC_API_KEY: token,
       },
-      beginCall: async (capUsd) => {
-        await ch.request({ op: 'call', capUsd });
+      ready: async () => {
+        await ch;
       },
-      endCall: async () => (await ch.request<{ usage: CallUsage | null }>({ op: 'end' })).usage,
-      refusals: () => ch.request<{ entries: Refusal[]; dropped: number }>({ op: 'refusals' }),
+      beginCall: async (capUsd) => {
+        await (await ch).request({ op: 'call', capUsd });
+      },
+      endCall: async () => (await (await ch).request<{ usage: CallUsage | null }>({ op: 'end' })).usage,
+      refusals: async () => (await ch).request<{ entries: Refusal[]; dropped: number }>({ op: 'refusals' }),
       close: async () => {
-        await ch.close();
+        await (await ch.catch(() => null))?.close();
         await removeNetwork(d, name);
       },
     };
   } catch (err) {
-    await channel?.close();
+    await (await registered?.catch(() => null))?.close();
     await removeNetwork(d, name).catch(() => undefined);
     throw err;
   }
