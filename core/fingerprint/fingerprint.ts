@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { firstErrorIn, isGenericError } from './first-error.js';
-import { cleanLog } from './log.js';
+import { isGenericError } from './first-error.js';
+import type { LogInput } from './log.js';
+import { readLog, testsFromOutput } from './read.js';
 import { testsFromReport } from './report.js';
-import { detectRunners } from './runners/index.js';
-import { testsFromCleanOutput, testsFromOutput } from './tests-from-output.js';
 
 /**
  * A loop's fingerprint: what its rubric run reduces to, so that two loops can
@@ -38,8 +37,8 @@ export const UNKNOWN = 'UNKNOWN';
 export const UNKNOWN_TESTS_LINE = 'failing tests: unknown (set CHALK_TEST_REPORT, see chalk doctor)';
 
 export interface FailedRubric {
-  /** The rubric's combined output (`io/rubric.log`). */
-  log: string;
+  /** The rubric's combined output (`io/rubric.log`): its bytes as the host kept them, or text. */
+  log: LogInput;
   /** The test report's content when `CHALK_TEST_REPORT` is set and the rubric wrote one; null otherwise. */
   report: string | null;
   /** The tree ID as the sandbox printed it (validated here). */
@@ -47,8 +46,6 @@ export interface FailedRubric {
   /** Where the repository lives in the sandbox, for jest's absolute file names. */
   repoDir?: string;
 }
-
-const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** A UTF-16 surrogate: a character above U+FFFF, or half of one. */
 const SURROGATE = /[\ud800-\udfff]/;
@@ -74,7 +71,7 @@ export function validTreeId(text: string): string {
  * T: from the report when there is a non-empty one (and only from it), else
  * from the runner's output. No IDs means UNKNOWN (null).
  */
-export function failingTests(log: string, report: string | null, repoDir?: string): string[] | null {
+export function failingTests(log: LogInput, report: string | null, repoDir?: string): string[] | null {
   return knownTests(report !== null && report !== '' ? (testsFromReport(report, repoDir) ?? []) : testsFromOutput(log));
 }
 
@@ -91,32 +88,31 @@ export function testsText(tests: string[] | null): string {
 
 /**
  * The fingerprint of a failed rubric run: `failingTests` and `firstError` of the log, read
- * once for both (cleaned and its runners detected a single time).
+ * in one pass for both (read.ts: window by window, its runners detected as it goes).
  */
 export function fingerprintFailure(input: FailedRubric): Fingerprint {
-  const clean = cleanLog(input.log);
-  const detected = detectRunners(clean);
-  const ids =
-    input.report !== null && input.report !== ''
-      ? (testsFromReport(input.report, input.repoDir) ?? [])
-      : testsFromCleanOutput(clean, detected);
-  return failedFingerprint(knownTests(ids), firstErrorIn(clean, detected), input.treeId);
+  const fromReport = input.report !== null && input.report !== '';
+  const read = readLog(input.log, undefined, { ids: !fromReport, error: true });
+  const ids = fromReport ? (testsFromReport(input.report as string, input.repoDir) ?? []) : read.ids;
+  return failedFingerprint(knownTests(ids), read.firstError, input.treeId);
 }
 
 /** The fingerprint of a failed run from its T (sorted, or null), its E and D. */
 export function failedFingerprint(tests: string[] | null, error: string, treeId: string): Fingerprint {
   const generic = error !== '' && isGenericError(error);
-  const t = testsText(tests);
   const identifies = tests !== null || (error !== '' && !generic);
+  // T's text is hashed once: both hashes start with it (a copy of the hash takes the second ending).
+  const ofT = createHash('sha256').update(testsText(tests), 'utf8');
+  const hash = identifies ? ofT.copy().update(`\n\n${error}\n`, 'utf8').digest('hex') : null;
   return {
     rubric: 'failed',
     tests,
     firstError: error,
     generic,
     treeId: validTreeId(treeId),
-    testsHash: tests === null ? null : sha256(`${t}\n`),
+    testsHash: tests === null ? null : ofT.update('\n').digest('hex'),
     failing: tests === null ? null : tests.length,
-    hash: identifies ? sha256(`${t}\n\n${error}\n`) : null,
+    hash,
   };
 }
 
