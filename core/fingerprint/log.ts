@@ -196,6 +196,30 @@ export function* linesHolding(clean: string, words: readonly string[]): Generato
   }
 }
 
+/**
+ * `linesHolding` as a loop calling `f` with each line: no generator's result object per line
+ * (a window's lines holding a word are most of what a pass over a long log allocates).
+ */
+export function forLinesHolding(clean: string, words: readonly string[], f: (line: string) => void): void {
+  const next = words.map((w) => clean.indexOf(w));
+  for (let from = 0; ; ) {
+    let hit = -1;
+    for (let i = 0; i < words.length; i++) {
+      let at = next[i] as number;
+      if (at !== -1 && at < from) {
+        at = clean.indexOf(words[i] as string, from);
+        next[i] = at;
+      }
+      if (at !== -1 && (hit === -1 || at < hit)) hit = at;
+    }
+    if (hit === -1) return;
+    const nl = clean.indexOf('\n', hit);
+    const end = nl === -1 ? clean.length : nl;
+    f(clean.slice(clean.lastIndexOf('\n', hit) + 1, end));
+    from = end + 1;
+  }
+}
+
 /** The most of a log's end that `tailLines` gives: a rubric may print one line of megabytes. */
 export const TAIL_MAX_CHARS = 8000;
 

@@ -1,5 +1,5 @@
 import { FirstErrorSearch } from './first-error.js';
-import { cleanLog, type LogInput, LogWindows, linesHolding } from './log.js';
+import { cleanLog, forLinesHolding, type LogInput, LogWindows, linesHolding } from './log.js';
 import { checkHolds, checkPatterns, Detector, isLineCheck, type LineCheck } from './runners/detect.js';
 import { RUNNERS, type Runner } from './runners/index.js';
 import { idLinesOf, idOfLine } from './runners/lines.js';
@@ -92,10 +92,10 @@ export function readLog(
     // a colour code removing another one made (ESC [1 ESC[3m t) goes then, so here too.
     const again = byLines.length > 0 ? cleanLog(w) : w;
     for (const x of byLines) {
-      for (const line of linesHolding(again, x.lines.words)) {
+      forLinesHolding(again, x.lines.words, (line) => {
         const id = idOfLine(line, x.lines.patterns);
         if (id !== null) x.ids.add(id);
-      }
+      });
       x.ids.close();
     }
     if (want.ids) {

@@ -365,8 +365,12 @@ function addClass(inside: string, out: FirstChars): boolean {
 export class Detector {
   private readonly found = new Set<RegExp>();
   private pending: { p: RegExp; sticky: RegExp; first: FirstChars | null; rest: FirstChars | null }[];
-  /** For a line's first character, the sticky pattern of those pending that may start with it (null: none). */
-  private byFirst = new Map<number, RegExp | null>();
+  /**
+   * For a line's first character (and, when it is whitespace, the first one after the run:
+   * -1 at the end), the sticky pattern of those pending that may start there (null: none).
+   * Keys are small integers: a line start costs no allocation.
+   */
+  private byFirst = new Map<number, Map<number, RegExp | null>>();
   private readonly within: { p: RegExp; re: RegExp; sticky: RegExp; lead: string }[];
   private readonly whole: RegExp[];
   /** The most line breaks a walked pattern crosses. */
@@ -397,18 +401,22 @@ export class Detector {
 
   /**
    * The pending patterns a match starting with the character `c` may be of, as one sticky
-   * pattern; when `c` is whitespace, `next` is the first character after the run of it (NaN
+   * pattern; when `c` is whitespace, `next` is the first character after the run of it (-1
    * at the end), which those beginning with such a run must start the rest with.
    */
   private startingWith(c: number, next: number): RegExp | null {
-    const key = c * 0x10001 + (Number.isNaN(next) ? 0x10000 : next);
-    let re = this.byFirst.get(key);
+    let after = this.byFirst.get(c);
+    if (after === undefined) {
+      after = new Map();
+      this.byFirst.set(c, after);
+    }
+    let re = after.get(next);
     if (re === undefined) {
       const some = this.pending.filter((x) =>
         x.rest !== null && isSpace(c) ? mayStartWith(x.rest, next) : mayStartWith(x.first, c),
       );
       re = some.length === 0 ? null : new RegExp(some.map((x) => `(?:${x.p.source})`).join('|'), 'my');
-      this.byFirst.set(key, re);
+      after.set(next, re);
     }
     return re;
   }
@@ -444,11 +452,11 @@ export class Detector {
   private walk(text: string, from: number, to: number): void {
     for (let at = from; at < to && this.pending.length > 0; ) {
       const c = text.charCodeAt(at);
-      let next = Number.NaN;
+      let next = 0;
       if (isSpace(c)) {
         SPACE_RUN.lastIndex = at;
         SPACE_RUN.test(text);
-        next = text.charCodeAt(SPACE_RUN.lastIndex);
+        next = SPACE_RUN.lastIndex < text.length ? text.charCodeAt(SPACE_RUN.lastIndex) : -1;
       }
       const any = this.startingWith(c, next);
       if (any !== null) {
