@@ -368,9 +368,12 @@ export class Detector {
   /**
    * For a line's first character (and, when it is whitespace, the first one after the run:
    * -1 at the end), the sticky pattern of those pending that may start there (null: none).
-   * Keys are small integers: a line start costs no allocation.
+   * `ascii` holds them for the two characters below 128, in arrays indexed by `next + 1` (0 for
+   * a character that is not whitespace); `other` for the rest. A line start costs a look in
+   * an array: no key made, nothing allocated (a map's look-up cost a number a line).
    */
-  private byFirst = new Map<number, Map<number, RegExp | null>>();
+  private ascii: (RegExp | null | undefined)[][] = [];
+  private other = new Map<number, Map<number, RegExp | null>>();
   private readonly within: { p: RegExp; re: RegExp; sticky: RegExp; lead: string }[];
   private readonly whole: RegExp[];
   /** The most line breaks a walked pattern crosses. */
@@ -405,20 +408,37 @@ export class Detector {
    * at the end), which those beginning with such a run must start the rest with.
    */
   private startingWith(c: number, next: number): RegExp | null {
-    let after = this.byFirst.get(c);
+    if (c < 128 && next < 128) {
+      let after = this.ascii[c];
+      if (after === undefined) {
+        after = [];
+        this.ascii[c] = after;
+      }
+      const re = after[next + 1];
+      if (re !== undefined) return re;
+      const made = this.made(c, next);
+      after[next + 1] = made;
+      return made;
+    }
+    let after = this.other.get(c);
     if (after === undefined) {
       after = new Map();
-      this.byFirst.set(c, after);
+      this.other.set(c, after);
     }
     let re = after.get(next);
     if (re === undefined) {
-      const some = this.pending.filter((x) =>
-        x.rest !== null && isSpace(c) ? mayStartWith(x.rest, next) : mayStartWith(x.first, c),
-      );
-      re = some.length === 0 ? null : new RegExp(some.map((x) => `(?:${x.p.source})`).join('|'), 'my');
+      re = this.made(c, next);
       after.set(next, re);
     }
     return re;
+  }
+
+  /** `startingWith`'s pattern, made from the pending patterns. */
+  private made(c: number, next: number): RegExp | null {
+    const some = this.pending.filter((x) =>
+      x.rest !== null && isSpace(c) ? mayStartWith(x.rest, next) : mayStartWith(x.first, c),
+    );
+    return some.length === 0 ? null : new RegExp(some.map((x) => `(?:${x.p.source})`).join('|'), 'my');
   }
 
   /** True when the pattern matched in the windows read so far (or, after `finish`, in the log). */
@@ -467,7 +487,8 @@ export class Detector {
             if (x.sticky.test(text)) this.found.add(x.p);
           }
           this.pending = this.pending.filter((x) => !this.found.has(x.p));
-          this.byFirst.clear();
+          this.ascii = [];
+          this.other.clear();
         }
       }
       const nl = text.indexOf('\n', at);
