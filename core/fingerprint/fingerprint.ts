@@ -61,6 +61,22 @@ export function sortTests(ids: Iterable<string>): string[] {
   return keyed.map((k) => k.id);
 }
 
+/**
+ * `sortTests` of an array the caller gives up (sorted in place): without surrogates, sorted
+ * first and each run of equal IDs then kept once (no set of them all: T from a log naming
+ * each failing test twice, as pytest's `-v` progress and summary do, is most of its cost).
+ */
+function sortTestsIn(ids: string[]): string[] {
+  // Two strings with different surrogates may have the same bytes (each half alone is U+FFFD
+  // in UTF-8): equal IDs would not have to be next to each other in byte order.
+  if (ids.some((id) => SURROGATE.test(id))) return sortTests(ids);
+  ids.sort();
+  let n = 0;
+  for (const id of ids) if (n === 0 || id !== ids[n - 1]) ids[n++] = id;
+  ids.length = n;
+  return ids;
+}
+
 /** A git tree ID (SHA-1 or SHA-256), or '' for anything else. */
 export function validTreeId(text: string): string {
   const t = text.trim();
@@ -77,9 +93,11 @@ export function failingTests(log: LogInput, report: string | null, repoDir?: str
 
 /** T from the IDs read: sorted, or null (UNKNOWN) for none. */
 function knownTests(ids: Iterable<string>): string[] | null {
-  const sorted = sortTests(ids);
-  return sorted.length > 0 ? sorted : null;
+  return known(sortTests(ids));
 }
+
+/** T from sorted IDs: null (UNKNOWN) for none. */
+const known = (sorted: string[]): string[] | null => (sorted.length > 0 ? sorted : null);
 
 /** T as text: one ID per line, or `UNKNOWN`. */
 export function testsText(tests: string[] | null): string {
@@ -93,16 +111,29 @@ export function testsText(tests: string[] | null): string {
 export function fingerprintFailure(input: FailedRubric): Fingerprint {
   const fromReport = input.report !== null && input.report !== '';
   const read = readLog(input.log, undefined, { ids: !fromReport, error: true });
-  const ids = fromReport ? (testsFromReport(input.report as string, input.repoDir) ?? []) : read.ids;
-  return failedFingerprint(knownTests(ids), read.firstError, input.treeId);
+  const tests = fromReport
+    ? knownTests(testsFromReport(input.report as string, input.repoDir) ?? [])
+    : known(sortTestsIn(read.ids));
+  return failedFingerprint(tests, read.firstError, input.treeId);
 }
+
+/** How many IDs of T are hashed together (`failedFingerprint`). */
+const HASHED_AT_ONCE = 1000;
 
 /** The fingerprint of a failed run from its T (sorted, or null), its E and D. */
 export function failedFingerprint(tests: string[] | null, error: string, treeId: string): Fingerprint {
   const generic = error !== '' && isGenericError(error);
   const identifies = tests !== null || (error !== '' && !generic);
-  // T's text is hashed once: both hashes start with it (a copy of the hash takes the second ending).
-  const ofT = createHash('sha256').update(testsText(tests), 'utf8');
+  // T's text is hashed once: both hashes start with it (a copy of the hash takes the second
+  // ending). It is hashed a thousand IDs at a time, never made whole: thousands of IDs make
+  // megabytes of text, and a string that large is fresh memory each time.
+  const ofT = createHash('sha256');
+  if (tests === null) ofT.update(UNKNOWN, 'utf8');
+  else
+    for (let i = 0; i < tests.length; i += HASHED_AT_ONCE) {
+      const part = tests.slice(i, i + HASHED_AT_ONCE).join('\n');
+      ofT.update(i === 0 ? part : `\n${part}`, 'utf8');
+    }
   const hash = identifies ? ofT.copy().update(`\n\n${error}\n`, 'utf8').digest('hex') : null;
   return {
     rubric: 'failed',

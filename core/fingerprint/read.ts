@@ -32,10 +32,11 @@ export interface Reading {
 }
 
 /**
- * IDs read window by window, kept as one string per window (joined by newlines, which no ID
- * holds: each is read from one line): an ID kept as it was read would keep its whole window
- * (V8 slices strings of 13 characters and more), and a copy of each would leave the garbage
- * collector as many strings to move as there are IDs.
+ * IDs read window by window, copied out of the window when it is read (joined by newlines,
+ * which no ID holds: each is read from one line, and one more newline ends each window's): an
+ * ID kept as it was read would keep its whole window (V8 slices strings of 13 characters and
+ * more), and a copy of each would leave the garbage collector as many strings to move as there
+ * are IDs.
  */
 class IdsRead {
   private readonly done: string[] = [];
@@ -48,14 +49,23 @@ class IdsRead {
   /** The window's IDs are all read. */
   close(): void {
     if (this.window.length === 0) return;
+    // The empty last one makes the join a new string even for one ID (of one, join gives it back).
+    this.window.push('');
     this.done.push(this.window.join('\n'));
     this.window = [];
   }
 
-  /** Every ID, in the order read. */
+  /** Every ID, in the order read: sliced from the windows' copies, never joined into one. */
   all(): string[] {
     this.close();
-    return this.done.length === 0 ? [] : this.done.join('\n').split('\n');
+    const ids: string[] = [];
+    for (const copied of this.done)
+      for (let at = 0; at < copied.length; ) {
+        const nl = copied.indexOf('\n', at);
+        ids.push(copied.slice(at, nl));
+        at = nl + 1;
+      }
+    return ids;
   }
 }
 
@@ -120,14 +130,16 @@ export function readLog(
       return isLineCheck(check) ? checkHolds(check, (p) => detector.matched(p)) : check(windows.text());
     });
   }
-  const ids: string[] = [];
+  let ids: string[] = [];
   if (want.ids) {
+    const lists = detected.map(
+      (r) => byLines.find((x) => x.runner === r)?.ids.all() ?? r.failingTests(windows.text()) ?? [],
+    );
+    lists.push(outputIds.all());
+    const some = lists.filter((l) => l.length > 0);
+    if (some.length === 1) ids = some[0] as string[];
     // A loop, not push(...ids): a log may name more failing tests than a call takes arguments.
-    for (const r of detected) {
-      const read = byLines.find((x) => x.runner === r)?.ids.all() ?? r.failingTests(windows.text()) ?? [];
-      for (const id of read) ids.push(id);
-    }
-    for (const id of outputIds.all()) ids.push(id);
+    else for (const l of some) for (const id of l) ids.push(id);
   }
   const firstError = errors ? errors.finish(windows, detected, !detector.otherBreaks) : '';
   return { detected, ids, firstError };

@@ -2,14 +2,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_LINE, GENERIC_ERRORS, normaliseError } from '../../core/fingerprint/first-error.js';
-import { fingerprintFailure } from '../../core/fingerprint/index.js';
+import { fingerprintFailure, sortTests, testsFromOutput } from '../../core/fingerprint/index.js';
 import { LogWindows, WINDOW_BYTES } from '../../core/fingerprint/log.js';
 import { type LogReading, readLog } from '../../core/fingerprint/read.js';
 import { RUNNERS, type Runner } from '../../core/fingerprint/runners/index.js';
 import { OUTPUT_PATTERNS } from '../../core/fingerprint/tests-from-output.js';
-import { KEPT_OUTPUT_BYTES } from '../../core/ports/sandbox.js';
-import { KeptOutput } from '../../core/process/kept-output.js';
-import { pytestLog } from '../../core/testing/pytest-log.js';
 
 /**
  * The fingerprint reads a log of bytes a window at a time (core/fingerprint/log.ts, read.ts),
@@ -175,6 +172,26 @@ describe('a log read as bytes, a window at a time', () => {
         fingerprintFailure({ log: log.toString('utf8'), report: null, treeId: 'a'.repeat(40) }),
       );
     }
+  });
+
+  it('takes T as sortTests of the IDs the output names, repeats and surrogates included', () => {
+    const logs: Buffer[] = [
+      ...FIXTURES.map(([, log]) => log),
+      ...Array.from({ length: 40 }, (_, i) => hostileLog(i + 1)),
+    ];
+    // Text (bytes cannot hold a lone surrogate): each ID twice, two whose lone surrogates have
+    // the same UTF-8 (U+FFFD), and one above U+FFFF.
+    const odd = ['tests/t.py::test_\ud800', 'tests/t.py::test_\udc00', 'tests/t.py::test_😀', 'tests/t.py::test_z'];
+    const named = [...odd, ...odd.slice().reverse()].map((id) => `FAILED ${id} - x`).join('\n');
+    for (const log of logs) {
+      const ids = testsFromOutput(log.toString('utf8'));
+      const fp = fingerprintFailure({ log, report: null, treeId: '' });
+      expect(fp.tests).toEqual(ids.length > 0 ? sortTests(ids) : null);
+    }
+    const withSurrogates = `============ test session starts ============\n${named}\n`;
+    const fp = fingerprintFailure({ log: withSurrogates, report: null, treeId: '' });
+    expect(fp.tests).toEqual(sortTests(testsFromOutput(withSurrogates)));
+    expect(fp.failing).toBe(4);
   });
 
   it('cuts windows only after a newline, and their cleaned text is the whole cleaned log', () => {
