@@ -4,7 +4,8 @@
 // Run after `npm run build`:
 //   node bench/fingerprint.mjs [MB] [runs]
 // The log is pytest-like (`-v`, colour codes included; core/testing/pytest-log.ts), generated
-// into a temporary directory and removed at the end.
+// into a temporary directory and removed at the end. It is read as bytes, as the loop has a
+// rubric's output (RubricRun.log: the bytes the sandbox's exec handed over).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -33,8 +34,7 @@ try {
     const out = fn();
     return { ms: Number(process.hrtime.bigint() - t0) / 1e6, out };
   };
-  const fingerprint = () =>
-    fingerprintFailure({ log: readFileSync(file, 'utf8'), report: null, treeId: 'a'.repeat(40) });
+  const fingerprint = () => fingerprintFailure({ log: readFileSync(file), report: null, treeId: 'a'.repeat(40) });
   const grep = () => {
     const r = spawnSync('grep', ['-c', 'FAILED', file], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`grep -c exited ${r.status}: ${r.stderr}`);

@@ -1,4 +1,4 @@
-import { cleanLog } from './log.js';
+import { cleanLog, type LogInput } from './log.js';
 import { detectRunners, RUNNERS, type Runner } from './runners/index.js';
 
 /** What `chalk doctor` says about a rubric log: the runners it looks like, whether their IDs were read, their report options. */
@@ -11,7 +11,7 @@ export interface ReportAdvice {
   hints: string[];
 }
 
-export function reportAdvice(log: string, runners: readonly Runner[] = RUNNERS): ReportAdvice {
+export function reportAdvice(log: LogInput, runners: readonly Runner[] = RUNNERS): ReportAdvice {
   const clean = cleanLog(log);
   const found = detectRunners(clean, runners);
   return {

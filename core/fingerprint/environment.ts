@@ -1,4 +1,4 @@
-import { cleanLog, logLines } from './log.js';
+import { cleanLog, type LogInput, logLines } from './log.js';
 
 /**
  * A rubric that could not start: the sandbox lacks a command it runs (`go:
@@ -37,7 +37,7 @@ const NOT_FOUND: readonly RegExp[] = [
 const COMMAND = /^[A-Za-z0-9_.+@/-]{1,100}$/;
 
 /** The first line of the output that says a command is not there, and that command. */
-export function missingCommand(log: string): { command: string | null; line: string } | null {
+export function missingCommand(log: LogInput): { command: string | null; line: string } | null {
   for (const raw of logLines(cleanLog(log))) {
     const line = raw.trim();
     for (const p of NOT_FOUND) {
@@ -58,7 +58,7 @@ export function missingCommand(log: string): { command: string | null; line: str
  */
 export function environmentFailure(r: {
   exitCode: number;
-  log: string;
+  log: LogInput;
   tests: readonly string[] | null;
 }): EnvironmentFailure | null {
   if (r.exitCode === 0 || (r.tests !== null && r.tests.length > 0)) return null;

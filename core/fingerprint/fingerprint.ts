@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { firstErrorIn, isGenericError } from './first-error.js';
-import { cleanLog } from './log.js';
+import { isGenericError } from './first-error.js';
+import type { LogInput } from './log.js';
+import { readLog, testsFromOutput } from './read.js';
 import { testsFromReport } from './report.js';
-import { detectRunners } from './runners/index.js';
-import { testsFromCleanOutput, testsFromOutput } from './tests-from-output.js';
 
 /**
  * A loop's fingerprint: what its rubric run reduces to, so that two loops can
@@ -38,8 +37,8 @@ export const UNKNOWN = 'UNKNOWN';
 export const UNKNOWN_TESTS_LINE = 'failing tests: unknown (set CHALK_TEST_REPORT, see chalk doctor)';
 
 export interface FailedRubric {
-  /** The rubric's combined output (`io/rubric.log`). */
-  log: string;
+  /** The rubric's combined output (`io/rubric.log`): its bytes as the host kept them, or text. */
+  log: LogInput;
   /** The test report's content when `CHALK_TEST_REPORT` is set and the rubric wrote one; null otherwise. */
   report: string | null;
   /** The tree ID as the sandbox printed it (validated here). */
@@ -47,8 +46,6 @@ export interface FailedRubric {
   /** Where the repository lives in the sandbox, for jest's absolute file names. */
   repoDir?: string;
 }
-
-const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** A UTF-16 surrogate: a character above U+FFFF, or half of one. */
 const SURROGATE = /[\ud800-\udfff]/;
@@ -64,6 +61,22 @@ export function sortTests(ids: Iterable<string>): string[] {
   return keyed.map((k) => k.id);
 }
 
+/**
+ * `sortTests` of an array the caller gives up (sorted in place): without surrogates, sorted
+ * first and each run of equal IDs then kept once (no set of them all: T from a log naming
+ * each failing test twice, as pytest's `-v` progress and summary do, is most of its cost).
+ */
+function sortTestsIn(ids: string[]): string[] {
+  // Two strings with different surrogates may have the same bytes (each half alone is U+FFFD
+  // in UTF-8): equal IDs would not have to be next to each other in byte order.
+  if (ids.some((id) => SURROGATE.test(id))) return sortTests(ids);
+  ids.sort();
+  let n = 0;
+  for (const id of ids) if (n === 0 || id !== ids[n - 1]) ids[n++] = id;
+  ids.length = n;
+  return ids;
+}
+
 /** A git tree ID (SHA-1 or SHA-256), or '' for anything else. */
 export function validTreeId(text: string): string {
   const t = text.trim();
@@ -74,15 +87,17 @@ export function validTreeId(text: string): string {
  * T: from the report when there is a non-empty one (and only from it), else
  * from the runner's output. No IDs means UNKNOWN (null).
  */
-export function failingTests(log: string, report: string | null, repoDir?: string): string[] | null {
+export function failingTests(log: LogInput, report: string | null, repoDir?: string): string[] | null {
   return knownTests(report !== null && report !== '' ? (testsFromReport(report, repoDir) ?? []) : testsFromOutput(log));
 }
 
 /** T from the IDs read: sorted, or null (UNKNOWN) for none. */
 function knownTests(ids: Iterable<string>): string[] | null {
-  const sorted = sortTests(ids);
-  return sorted.length > 0 ? sorted : null;
+  return known(sortTests(ids));
 }
+
+/** T from sorted IDs: null (UNKNOWN) for none. */
+const known = (sorted: string[]): string[] | null => (sorted.length > 0 ? sorted : null);
 
 /** T as text: one ID per line, or `UNKNOWN`. */
 export function testsText(tests: string[] | null): string {
@@ -91,32 +106,44 @@ export function testsText(tests: string[] | null): string {
 
 /**
  * The fingerprint of a failed rubric run: `failingTests` and `firstError` of the log, read
- * once for both (cleaned and its runners detected a single time).
+ * in one pass for both (read.ts: window by window, its runners detected as it goes).
  */
 export function fingerprintFailure(input: FailedRubric): Fingerprint {
-  const clean = cleanLog(input.log);
-  const detected = detectRunners(clean);
-  const ids =
-    input.report !== null && input.report !== ''
-      ? (testsFromReport(input.report, input.repoDir) ?? [])
-      : testsFromCleanOutput(clean, detected);
-  return failedFingerprint(knownTests(ids), firstErrorIn(clean, detected), input.treeId);
+  const fromReport = input.report !== null && input.report !== '';
+  const read = readLog(input.log, undefined, { ids: !fromReport, error: true });
+  const tests = fromReport
+    ? knownTests(testsFromReport(input.report as string, input.repoDir) ?? [])
+    : known(sortTestsIn(read.ids));
+  return failedFingerprint(tests, read.firstError, input.treeId);
 }
+
+/** How many IDs of T are hashed together (`failedFingerprint`). */
+const HASHED_AT_ONCE = 1000;
 
 /** The fingerprint of a failed run from its T (sorted, or null), its E and D. */
 export function failedFingerprint(tests: string[] | null, error: string, treeId: string): Fingerprint {
   const generic = error !== '' && isGenericError(error);
-  const t = testsText(tests);
   const identifies = tests !== null || (error !== '' && !generic);
+  // T's text is hashed once: both hashes start with it (a copy of the hash takes the second
+  // ending). It is hashed a thousand IDs at a time, never made whole: thousands of IDs make
+  // megabytes of text, and a string that large is fresh memory each time.
+  const ofT = createHash('sha256');
+  if (tests === null) ofT.update(UNKNOWN, 'utf8');
+  else
+    for (let i = 0; i < tests.length; i += HASHED_AT_ONCE) {
+      const part = tests.slice(i, i + HASHED_AT_ONCE).join('\n');
+      ofT.update(i === 0 ? part : `\n${part}`, 'utf8');
+    }
+  const hash = identifies ? ofT.copy().update(`\n\n${error}\n`, 'utf8').digest('hex') : null;
   return {
     rubric: 'failed',
     tests,
     firstError: error,
     generic,
     treeId: validTreeId(treeId),
-    testsHash: tests === null ? null : sha256(`${t}\n`),
+    testsHash: tests === null ? null : ofT.update('\n').digest('hex'),
     failing: tests === null ? null : tests.length,
-    hash: identifies ? sha256(`${t}\n\n${error}\n`) : null,
+    hash,
   };
 }
 

@@ -1,5 +1,5 @@
-import { cleanLog, eachLine } from './log.js';
-import { detectRunners, RUNNERS, type Runner } from './runners/index.js';
+import type { LogWindows } from './log.js';
+import { RUNNERS, type Runner } from './runners/index.js';
 
 /**
  * E, the first error: the first line of the (cleaned) rubric output that
@@ -73,48 +73,174 @@ function banners(runners: readonly Runner[]): RegExp[] {
 
 const ALL_BANNERS = banners(RUNNERS);
 
-/** E for a rubric log: normalised, or '' when no line names an error. */
-export function firstError(log: string, runners: readonly Runner[] = RUNNERS): string {
-  const clean = cleanLog(log);
-  return firstErrorIn(clean, detectRunners(clean, runners), runners);
+/** A line of a log read in windows: window `k`, starting at `at` in it. */
+interface FoundLine {
+  k: number;
+  at: number;
+  line: string;
+  /** The line as E (normalised, and no banner). */
+  error: string;
 }
 
-/** `firstError` of a log already cleaned (`cleanLog`), `detected` its runners among `runners`. */
-export function firstErrorIn(clean: string, detected: readonly Runner[], runners: readonly Runner[] = RUNNERS): string {
-  const asked = detected.length > 0 ? detected : runners;
-  const bannerList = runners === RUNNERS ? ALL_BANNERS : banners(runners);
-  const specific = (line: string): string | null => {
+/**
+ * Finds the first line of a window, from a line start on, that one of the patterns matches
+ * (each tested on the line by itself, as a line is read everywhere else). Where lines are
+ * searched first by a pattern run over the window, made of the patterns with the m flag, it
+ * finds every line they match and more (a `\s` may reach the next line); each line it finds is
+ * then tested by itself. A pattern with a lookaround (which could see past its line) is
+ * tested on every line.
+ */
+export class LineFinder {
+  private readonly search: RegExp[];
+  private readonly everyLine: boolean;
+
+  constructor(private readonly patterns: readonly RegExp[]) {
+    const lookaround = (p: RegExp) => /\(\?<?[=!]/.test(p.source);
+    const ownFlags = (p: RegExp) => p.flags.replace(/[gmyd]/g, '');
+    const alone = (p: RegExp) => /\\[1-9]|\\k<|\(\?<(?![=!])/.test(p.source);
+    this.everyLine = patterns.some(lookaround);
+    const searched = patterns.filter((p) => !lookaround(p));
+    // Patterns with the same flags and no group names or back references are searched for together.
+    const byFlags = new Map<string, string[]>();
+    const search: RegExp[] = [];
+    for (const p of searched) {
+      if (alone(p)) search.push(new RegExp(p.source, `${ownFlags(p)}gm`));
+      else byFlags.set(ownFlags(p), [...(byFlags.get(ownFlags(p)) ?? []), `(?:${p.source})`]);
+    }
+    for (const [flags, sources] of byFlags) search.push(new RegExp(sources.join('|'), `${flags}gm`));
+    this.search = search;
+  }
+
+  /** The first line starting in [from, to) of `w` (`from` a line start) that a pattern matches, or null. */
+  next(w: string, from: number, to: number): { at: number; line: string } | null {
+    for (let pos = from; pos < to; ) {
+      let hit = this.everyLine ? pos : Number.POSITIVE_INFINITY;
+      for (const re of this.search) {
+        if (hit === pos) break;
+        re.lastIndex = pos;
+        const m = re.exec(w);
+        if (m !== null && m.index < hit) hit = m.index;
+      }
+      if (hit === Number.POSITIVE_INFINITY) return null;
+      // The line holding the hit (a newline there ends that line).
+      const at = hit === 0 ? 0 : w.lastIndexOf('\n', hit - 1) + 1;
+      if (at >= to) return null;
+      const nl = w.indexOf('\n', at);
+      const line = w.slice(at, nl < 0 ? w.length : nl);
+      if (this.patterns.some((p) => p.test(line))) return { at, line };
+      if (nl < 0) return null;
+      pos = nl + 1;
+    }
+    return null;
+  }
+}
+
+/**
+ * E, found while a log is read window by window (read.ts) and finished once the runners it
+ * looks like are known. The first error is the first line an error pattern of one of those
+ * runners matches and that is no banner; as the windows are read, the lines are searched with
+ * the patterns of the runners found so far (they are all among those at the end), until a line
+ * is found. At the end, the lines before it that were not searched with a runner's patterns
+ * (those before the window the runner was found in: all of them when none was found and every
+ * runner is asked) are searched with them; without any, the first line naming an error by
+ * keyword that is no banner, else the first banner.
+ */
+export class FirstErrorSearch {
+  private found: FoundLine | null = null;
+  /** The window each runner's patterns were searched from. */
+  private readonly since = new Map<Runner, number>();
+  private finder: LineFinder | null = null;
+  private readonly bannerList: readonly RegExp[];
+
+  constructor(private readonly runners: readonly Runner[] = RUNNERS) {
+    this.bannerList = runners === RUNNERS ? ALL_BANNERS : banners(runners);
+  }
+
+  /** The line as E: normalised, or null when that is empty or a banner. */
+  private specific(line: string): string | null {
     const e = normaliseError(line);
-    return e !== '' && !bannerList.some((re) => re.test(e)) ? e : null;
-  };
-  let next = 0;
-  for (const line of eachLine(clean)) {
-    next += line.length + 1;
-    const runner = asked.find((r) => r.errorLine?.some((re) => re.test(line)));
-    if (runner === undefined) continue;
-    const e = specific(line);
-    if (e === null) continue;
-    if (!runner.errorContinues?.some((re) => re.test(line))) return e;
-    return normaliseError(`${line} ${continuation(linesFrom(clean, next, CONTINUATION_LINES + DIFF_EXTRA))}`.trim());
+    return e !== '' && !this.bannerList.some((re) => re.test(e)) ? e : null;
   }
-  let firstBanner: string | null = null;
-  for (const line of eachLine(clean)) {
-    if (!ERROR_LINE.test(line)) continue;
-    const e = specific(line);
-    if (e !== null) return e;
-    firstBanner ??= normaliseError(line);
-  }
-  return firstBanner ?? '';
-}
 
-/** At most `n` lines of the cleaned log from the line starting at `from`. */
-function linesFrom(clean: string, from: number, n: number): string[] {
-  const lines: string[] = [];
-  for (const line of eachLine(clean, from)) {
-    if (lines.length === n) break;
-    lines.push(line);
+  /** The first line in [0, to) of window `k` the finder finds that is specific. */
+  private first(finder: LineFinder, w: string, k: number, to: number): FoundLine | null {
+    for (let pos = 0; pos < to; ) {
+      const hit = finder.next(w, pos, to);
+      if (hit === null) return null;
+      const error = this.specific(hit.line);
+      if (error !== null) return { k, at: hit.at, line: hit.line, error };
+      pos = hit.at + hit.line.length + 1;
+    }
+    return null;
   }
-  return lines;
+
+  /** Reads window `k`, `detected` the runners the log looks like in the windows up to it (registry order). */
+  read(k: number, w: string, detected: readonly Runner[]): void {
+    let changed = false;
+    for (const r of detected) {
+      if (this.since.has(r)) continue;
+      this.since.set(r, k);
+      changed = true;
+    }
+    if (this.found !== null || detected.length === 0) return;
+    if (changed || this.finder === null) this.finder = new LineFinder(detected.flatMap((r) => r.errorLine ?? []));
+    this.found = this.first(this.finder, w, k, w.length);
+  }
+
+  /**
+   * E, once every window is read: `detected` the runners the log looks like. `searched`
+   * false discards what the windows gave (the log was detected another way than they were read).
+   */
+  finish(windows: LogWindows, detected: readonly Runner[], searched = true): string {
+    if (!searched) {
+      this.found = null;
+      this.since.clear();
+    }
+    const asked = detected.length > 0 ? detected : this.runners;
+    const last = this.found?.k ?? windows.count - 1;
+    let key = '';
+    let finder: LineFinder | null = null;
+    for (let k = 0; k <= last; k++) {
+      const unread = asked.filter((r) => k < (this.since.get(r) ?? Number.POSITIVE_INFINITY) && r.errorLine?.length);
+      if (unread.length === 0) continue;
+      const names = unread.map((r) => r.name).join('\n');
+      if (names !== key) {
+        key = names;
+        finder = new LineFinder(unread.flatMap((r) => r.errorLine ?? []));
+      }
+      const w = windows.at(k) as string;
+      const earlier = this.first(finder as LineFinder, w, k, this.found?.k === k ? this.found.at : w.length);
+      if (earlier !== null) {
+        this.found = earlier;
+        break;
+      }
+    }
+    const found = this.found;
+    if (found !== null) {
+      const runner = asked.find((r) => r.errorLine?.some((re) => re.test(found.line)));
+      if (!runner?.errorContinues?.some((re) => re.test(found.line))) return found.error;
+      const after: string[] = [];
+      for (const line of windows.linesAfter(found.k, found.at)) {
+        if (after.length === CONTINUATION_LINES + DIFF_EXTRA) break;
+        after.push(line);
+      }
+      return normaliseError(`${found.line} ${continuation(after)}`.trim());
+    }
+    let firstBanner: string | null = null;
+    const keyword = new LineFinder([ERROR_LINE]);
+    for (let k = 0; k < windows.count; k++) {
+      const w = windows.at(k) as string;
+      for (let pos = 0; pos < w.length; ) {
+        const hit = keyword.next(w, pos, w.length);
+        if (hit === null) break;
+        const e = this.specific(hit.line);
+        if (e !== null) return e;
+        firstBanner ??= normaliseError(hit.line);
+        pos = hit.at + hit.line.length + 1;
+      }
+    }
+    return firstBanner ?? '';
+  }
 }
 
 /** node:assert's diff header (Node 18 and 20 print it before the values), which says nothing of the failure. */

@@ -1,5 +1,6 @@
 import { type Fingerprint, failedFingerprint, failingTests, sortTests } from './fingerprint.js';
-import { firstError } from './first-error.js';
+import type { LogInput } from './log.js';
+import { firstError } from './read.js';
 
 /**
  * Flaky tests: after a failed rubric whose failing tests are known, the rubric
@@ -28,7 +29,7 @@ export function shouldRerun(
 /** One rubric run as the fingerprint reads it. */
 export interface RubricOutput {
   exitCode: number;
-  log: string;
+  log: LogInput;
   report: string | null;
 }
 

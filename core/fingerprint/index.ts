@@ -14,13 +14,13 @@ export {
 } from './fingerprint.js';
 export {
   ERROR_LINE,
-  firstError,
   GENERIC_ERRORS,
   isGenericError,
   isSpecificError,
   normaliseError,
 } from './first-error.js';
-export { cleanLog, isBlank, tailLines } from './log.js';
+export { cleanLog, isBlank, type LogInput, tailLines } from './log.js';
+export { firstError, testsFromOutput } from './read.js';
 export { type ReportFormat, reportFormat, SANDBOX_REPO, testsFromReport } from './report.js';
 export {
   type JudgedFingerprint,
@@ -30,7 +30,7 @@ export {
   stopsRun,
   VerdictStreak,
 } from './streak.js';
-export { OUTPUT_PATTERNS, testsFromOutput } from './tests-from-output.js';
+export { OUTPUT_PATTERNS } from './tests-from-output.js';
 export { clearReportCommand, TREE_ID_SCRIPT, treeIdCommand } from './tree-id.js';
 export {
   isStopping,

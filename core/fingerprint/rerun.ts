@@ -1,5 +1,5 @@
 import { commandWords, shellWord, type Word } from './command-words.js';
-import { cleanLog } from './log.js';
+import { type LogInput, LogWindows } from './log.js';
 import { detectRunners, RUNNERS, type Runner } from './runners/index.js';
 import { unique } from './runners/lines.js';
 
@@ -161,11 +161,11 @@ function selectWith(
  */
 export function selectiveRerun(
   command: string,
-  o: { log: string; ids: readonly string[]; report: boolean },
+  o: { log: LogInput; ids: readonly string[]; report: boolean },
 ): Rerun | null {
   const all = commandWords(command);
   if (all === null) return null;
-  const detected = new Set(detectRunners(cleanLog(o.log)));
+  const detected = new Set(detectRunners(LogWindows.of(o.log)));
   for (const runner of RUNNERS) {
     const r = selectWith(runner, all, { detected: detected.has(runner), ids: o.ids, report: o.report });
     if (r) return r;
@@ -174,5 +174,5 @@ export function selectiveRerun(
 }
 
 /** Whether a log looks like `runner`'s output (a selective rerun's, to tell a run that ran nothing). */
-export const showsRunner = (log: string, runner: string): boolean =>
-  detectRunners(cleanLog(log)).some((r) => r.name === runner);
+export const showsRunner = (log: LogInput, runner: string): boolean =>
+  detectRunners(LogWindows.of(log)).some((r) => r.name === runner);

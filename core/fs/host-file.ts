@@ -56,7 +56,7 @@ export const writeNewFile = writeHostFile;
 
 /** A log written as output arrives, holding at most `capBytes`, the closing note included; `close()` puts it in place. */
 export interface CappedLog {
-  write(chunk: string): void;
+  write(chunk: string | Uint8Array): void;
   /** Bytes that did not fit. */
   readonly dropped: number;
   close(note?: string): void;
@@ -72,7 +72,7 @@ export function openCappedLog(path: string, capBytes: number): CappedLog {
   return {
     write(chunk) {
       if (closed) return;
-      const b = Buffer.from(chunk);
+      const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       const room = capBytes - written;
       if (room <= 0) {
         dropped += b.length;

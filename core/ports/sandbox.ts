@@ -11,8 +11,11 @@ export interface ExecOptions {
   cwd?: string;
   /** Written to the command's stdin, which is then closed. */
   stdin?: string;
-  /** Called with every chunk of output as it arrives. */
-  onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
+  /**
+   * Called with every chunk of output as it arrives: the bytes the command wrote, not decoded
+   * (a character may be split between two chunks of one stream).
+   */
+  onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void;
   /** Aborting kills the command; `exec` then rejects with the signal's reason. */
   signal?: AbortSignal;
   /**

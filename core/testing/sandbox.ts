@@ -215,9 +215,8 @@ export class TempSandboxSession implements SandboxSession {
           written += chunk.length;
           return;
         }
-        const s = chunk.toString('utf8');
-        kept.add(s);
-        opts.onOutput?.(s, stream);
+        kept.add(chunk);
+        opts.onOutput?.(chunk, stream);
       };
       child.stdout?.on('data', take('stdout', out));
       child.stderr?.on('data', take('stderr', err));

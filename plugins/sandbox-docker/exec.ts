@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { writeSync } from 'node:fs';
 import { Writable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
 import type Dockerode from 'dockerode';
 import { KeptOutput as Kept } from '../../core/host.js';
 import type { ExecOptions, ExecResult } from '../../core/plugin.js';
@@ -30,22 +29,6 @@ export interface RawExecOptions extends Omit<ExecOptions, 'stdin' | 'agent'> {
   user: string;
   /** The hard cap on output bytes (stdout + stderr); past it the command is stopped. */
   maxOutputBytes: number;
-}
-
-function textSink(onText: (s: string) => void): Writable {
-  const decoder = new StringDecoder('utf8');
-  return new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      const s = decoder.write(chunk);
-      if (s) onText(s);
-      cb();
-    },
-    final(cb) {
-      const s = decoder.end();
-      if (s) onText(s);
-      cb();
-    },
-  });
 }
 
 const bytesSink = (onBytes: (b: Buffer) => void) =>
@@ -126,17 +109,17 @@ interface Outputs {
   result(): { stdout: string; stderr: string; bytes?: Buffer; written?: number };
 }
 
-/** Text outputs, kept with head and tail, each chunk also handed to `onOutput`. */
+/** Text outputs, kept with head and tail (as bytes, read as UTF-8 at the end), each chunk also handed to `onOutput`. */
 function textOutputs(onOutput: ExecOptions['onOutput'], count: (n: number) => boolean): Outputs {
   const kept = { stdout: new Kept(), stderr: new Kept() };
-  const take = (stream: 'stdout' | 'stderr') => (s: string) => {
-    if (!count(Buffer.byteLength(s))) return;
-    kept[stream].add(s);
-    onOutput?.(s, stream);
+  const take = (stream: 'stdout' | 'stderr') => (b: Buffer) => {
+    if (!count(b.length)) return;
+    kept[stream].add(b);
+    onOutput?.(b, stream);
   };
   return {
-    out: textSink(take('stdout')),
-    err: textSink(take('stderr')),
+    out: bytesSink(take('stdout')),
+    err: bytesSink(take('stderr')),
     result: () => ({ stdout: kept.stdout.text(), stderr: kept.stderr.text() }),
   };
 }
@@ -151,8 +134,8 @@ function fileOutputs(fd: number, count: (n: number) => boolean): Outputs {
       writeSync(fd, b);
       bytes += b.length;
     }),
-    err: textSink((s) => {
-      if (count(Buffer.byteLength(s))) stderr.add(s);
+    err: bytesSink((b) => {
+      if (count(b.length)) stderr.add(b);
     }),
     result: () => ({ stdout: '', stderr: stderr.text(), written: bytes }),
   };
@@ -166,8 +149,8 @@ function bytesOutputs(count: (n: number) => boolean): Outputs {
     out: bytesSink((b) => {
       if (count(b.length)) chunks.push(b);
     }),
-    err: textSink((s) => {
-      if (count(Buffer.byteLength(s))) stderr.add(s);
+    err: bytesSink((b) => {
+      if (count(b.length)) stderr.add(b);
     }),
     result: () => ({ stdout: '', stderr: stderr.text(), bytes: Buffer.concat(chunks) }),
   };

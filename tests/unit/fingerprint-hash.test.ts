@@ -39,6 +39,19 @@ describe('the fingerprint hashes', () => {
     expect(fp.failing).toBe(failing);
   });
 
+  it('hashes T of many IDs as its whole text, each named twice in the log', () => {
+    // More IDs than are hashed together (a thousand), and a count that is no multiple of it.
+    for (const n of [999, 1000, 1001, 2345]) {
+      const ids = Array.from({ length: n }, (_, i) => `tests/t.py::test_${i}`);
+      const log = `${ids.map((id) => `${id} FAILED`).join('\n')}\n${ids.map((id) => `FAILED ${id} - x`).join('\n')}\n`;
+      const fp = fingerprintFailure({ log, report: null, treeId: '' });
+      const t = [...ids].sort().join('\n');
+      expect(fp.failing, `${n}`).toBe(n);
+      expect(fp.testsHash, `${n}`).toBe(sha(`${t}\n`));
+      expect(fp.hash, `${n}`).toBe(sha(`${t}\n\n${fp.firstError}\n`));
+    }
+  });
+
   it('flags a generic first error', () => {
     expect(fingerprintFailure({ log: 'FAIL\n', report: null, treeId: '' }).generic).toBe(true);
   });

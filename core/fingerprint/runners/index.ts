@@ -1,3 +1,4 @@
+import type { LogWindows } from '../log.js';
 import { CTEST } from './ctest.js';
 import { checksHolding } from './detect.js';
 import { DOTNET } from './dotnet.js';
@@ -29,7 +30,10 @@ export const RUNNERS: readonly Runner[] = [
   ...JS_RUNNERS,
 ];
 
-/** The runners whose output the log looks like (each one's `detect`, all read in one pass). */
-export function detectRunners(log: string, runners: readonly Runner[] = RUNNERS): Runner[] {
+/**
+ * The runners whose output the log looks like (each one's `detect`, all read in one pass):
+ * text as it is given, or a log's cleaned windows.
+ */
+export function detectRunners(log: string | LogWindows, runners: readonly Runner[] = RUNNERS): Runner[] {
   return checksHolding(log, runners, (r) => r.detect);
 }

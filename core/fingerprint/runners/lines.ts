@@ -27,16 +27,44 @@ export function idsFromLines(
   const ids: string[] = [];
   const clean = cleanLog(log);
   for (const line of linesWith ? linesHolding(clean, linesWith) : eachLine(clean)) {
-    for (const { pattern, id } of patterns) {
-      const m = pattern.exec(line);
-      if (m === null) continue;
-      const value = id ? id(m) : m[1];
-      if (value !== undefined && value !== '') ids.push(value);
-      break;
-    }
+    const id = idOfLine(line, patterns);
+    if (id !== null) ids.push(id);
   }
   return orNull(ids);
 }
+
+/** The ID a line gives: its first matching pattern's (capture 1 unless told), null for none or ''. */
+export function idOfLine(line: string, patterns: readonly IdPattern[]): string | null {
+  for (const { pattern, id } of patterns) {
+    const m = pattern.exec(line);
+    if (m === null) continue;
+    const value = id ? id(m) : m[1];
+    return value !== undefined && value !== '' ? value : null;
+  }
+  return null;
+}
+
+/** Lines a runner's IDs are on: each holds one of `words`, and `patterns` read the IDs from them. */
+export interface IdLines {
+  patterns: readonly IdPattern[];
+  words: readonly string[];
+}
+
+/** A runner's `failingTests` read from the lines holding its words: callable on a log, and saying which lines. */
+export type LineIds = ((log: string) => string[] | null) & { readonly lines: IdLines };
+
+/**
+ * `failingTests` reading IDs from the lines holding one of `words` (every line a pattern
+ * matches holds one): the one pass over a log (read.ts) collects them window by window,
+ * before it knows whether the runner is there, so the log is never read again for them.
+ */
+export function idsOnLines(patterns: readonly IdPattern[], words: readonly string[]): LineIds {
+  return Object.assign((log: string) => idsFromLines(log, patterns, words), { lines: { patterns, words } });
+}
+
+/** The lines a runner's `failingTests` names, when it does. */
+export const idLinesOf = (f: (log: string) => string[] | null): IdLines | null =>
+  'lines' in f ? (f as LineIds).lines : null;
 
 /**
  * IDs read only inside sections: a line matching `opens` starts one (its

@@ -1,6 +1,6 @@
 import { NON_SPACE as N, SPACE } from '../log.js';
 import { allOf, anyLine } from './detect.js';
-import { type IdPattern, idsFromLines } from './lines.js';
+import { type IdPattern, idsFromLines, idsOnLines } from './lines.js';
 import type { Runner } from './types.js';
 
 /** pytest's options that take the next word as their value (core and the common plugins). */
@@ -68,7 +68,7 @@ export const PYTEST: Runner = {
     /^=+ (test session starts|FAILURES|ERRORS|short test summary info) =+$/m,
     new RegExp(`^(FAILED|ERROR) ${N}+::`, 'm'),
   ),
-  failingTests: (log) => idsFromLines(log, PYTEST_IDS, PYTEST_ID_WORDS),
+  failingTests: idsOnLines(PYTEST_IDS, PYTEST_ID_WORDS),
   // The assertion pytest rewrites: `E       assert 3 == 4`, `E   ModuleNotFoundError: ...`.
   errorLine: [/^E\s+\S/],
   banner: [

@@ -1,6 +1,6 @@
 import { openCappedLog } from '../../fs/host-file.js';
 import type { ExecResult, SandboxSession } from '../../ports/sandbox.js';
-import { KeptOutput } from '../../process/kept-output.js';
+import { KeptOutput, WholeChars } from '../../process/kept-output.js';
 
 const MIB = 1024 * 1024;
 
@@ -24,30 +24,38 @@ export interface LoggedExec {
  * outlives it: every process left in the sandbox is ended once it returns.
  */
 export interface LoggedResult extends ExecResult {
-  /** stdout and stderr as they came, interleaved, as much as the host keeps (head and tail). */
-  output: string;
+  /**
+   * stdout and stderr as they came, interleaved, as much as the host keeps (head and tail): the
+   * bytes, as the log holds them (a character is never cut in two where the streams meet).
+   */
+  output: Buffer;
 }
 
 export async function runLogged(session: SandboxSession, command: string, o: LoggedExec): Promise<LoggedResult> {
   const cap = o.capMb * MIB;
   const log = openCappedLog(o.logPath, cap);
   const kept = new KeptOutput();
+  const whole = { stdout: new WholeChars(), stderr: new WholeChars() };
+  const take = (b: Buffer) => {
+    if (b.length === 0) return;
+    log.write(b);
+    kept.add(b);
+  };
   let r: ExecResult | undefined;
   try {
     r = await session.exec(`bash -c ${shellWord(command)}`, {
       maxOutputBytes: cap,
-      onOutput: (c) => {
-        log.write(c);
-        kept.add(c);
-      },
+      onOutput: (c, stream) => take(whole[stream].take(c)),
       ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
       ...(o.signal ? { signal: o.signal } : {}),
     });
   } finally {
+    take(whole.stdout.end());
+    take(whole.stderr.end());
     log.close(r?.outputCapped ? `\n[chalk: the command ${cappedNote(o.capMb)}]\n` : undefined);
     await session.reapStrays();
   }
-  return { ...r, output: kept.text() };
+  return { ...r, output: kept.bytes() };
 }
 
 /** The line a capped command's log ends with, and its loop's reason. */

@@ -1,5 +1,5 @@
 import { describeEnvironment, type EnvironmentFailure } from '../../fingerprint/environment.js';
-import { cleanLog, logLines } from '../../fingerprint/log.js';
+import { cleanLog, type LogInput, logLines } from '../../fingerprint/log.js';
 import { environmentAdvice, reasons } from '../base/detention-reasons.js';
 
 /**
@@ -51,7 +51,7 @@ function chalkFilePattern(gateFiles: readonly string[]): RegExp {
 }
 
 /** Chalk's own files a log names, each once, in order (at most 10). */
-export function chalkFilesIn(log: string, gateFiles: readonly string[]): string[] {
+export function chalkFilesIn(log: LogInput, gateFiles: readonly string[]): string[] {
   const found = new Set<string>();
   const pattern = chalkFilePattern(gateFiles);
   for (const line of logLines(cleanLog(log))) {

@@ -1,5 +1,6 @@
 import { environmentFailure } from '../../fingerprint/environment.js';
 import { fingerprintFailure } from '../../fingerprint/fingerprint.js';
+import type { LogInput } from '../../fingerprint/log.js';
 import { baselineDir } from '../../layout.js';
 import { SANDBOX_PATHS } from '../../ports/sandbox.js';
 import type { Run } from '../base/run.js';
@@ -29,7 +30,7 @@ async function onlySpecs(run: Run, base: string): Promise<boolean> {
 
 /** What a rubric run on the base comes to. */
 function resultOf(
-  r: { exitCode: number; log: string; report: string | null; capped: boolean },
+  r: { exitCode: number; log: LogInput; report: string | null; capped: boolean },
   made: string[],
   gateFiles: readonly string[],
 ): BaseResult {

@@ -13,8 +13,11 @@ export const TIMEOUT_EXIT = 124;
 
 export interface RubricRun {
   exitCode: number;
-  /** The combined output, as written to `io/rubric.log`. */
-  log: string;
+  /**
+   * The combined output, as written to `io/rubric.log`: the bytes the command wrote, as much
+   * as the host keeps (the fingerprint reads them as UTF-8, a window at a time).
+   */
+  log: Buffer;
   /** The test report's content when one is configured and was written; else null. */
   report: string | null;
   /** The rubric printed past the output cap and was stopped. */
