@@ -2,7 +2,7 @@ import { Command, Option } from 'clipanion';
 import { UserError } from '../core/errors.js';
 import { usd } from '../core/fleet/budget.js';
 import { repoName } from '../core/repo/git.js';
-import { ticketStatus } from '../core/run/commands/ticket-status.js';
+import { detentionCounts, ticketStatus } from '../core/run/commands/ticket-status.js';
 import { PgStore } from '../core/store/index.js';
 import { commandContext, table } from './context.js';
 
@@ -18,14 +18,17 @@ export default class StatusCommand extends Command {
   async execute(): Promise<number> {
     const { root, config } = await commandContext();
     if (!root) throw new UserError('chalk status runs inside a git repository: cd into one');
-    // The store opens (pg's import, the connection, the schema check) while git names the repository.
+    // The store opens (pg's import, the connection, the schema check) while one git names the
+    // repository and another lists the detention branches.
     const opening = PgStore.forConfig(config);
     opening.catch(() => {}); // ticketStatus reports a store that cannot open
-    const repo = await repoName(root).catch(async (err: unknown) => {
-      await opening.then((s) => s.close()).catch(() => {});
+    const naming = repoName(root);
+    const detentions = detentionCounts(root);
+    const repo = await naming.catch(async (err: unknown) => {
+      await Promise.all([opening.then((s) => s.close()).catch(() => {}), detentions]);
       throw err;
     });
-    const report = await ticketStatus({ repo, root, store: () => opening });
+    const report = await ticketStatus({ repo, root, store: () => opening, detentions });
     if (this.json) {
       // `repo` is the key the state directory, containers and rows are filed under.
       this.context.stdout.write(`${JSON.stringify({ repo, ...report }, null, 2)}\n`);

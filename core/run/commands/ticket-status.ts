@@ -77,10 +77,12 @@ export async function ticketStatus(opts: {
   env?: NodeJS.ProcessEnv;
   /** Host git (default: core/git). */
   git?: Pick<HostGit, 'forEachRef'>;
+  /** `detentionCounts(root)` when the caller started it already (chalk status: beside naming the repository). */
+  detentions?: Promise<Map<string, number>>;
 }): Promise<StatusReport> {
   const env = opts.env ?? process.env;
   // git lists the detention branches while the database is asked.
-  const counting = detentionCounts(opts.root, opts.git);
+  const counting = opts.detentions ?? detentionCounts(opts.root, opts.git);
   const dirs = runDirectories(opts.repo, env);
   let summaries: TicketSummary[] = [];
   let databaseError: string | null = null;
