@@ -4,7 +4,7 @@ import { usd } from '../core/fleet/budget.js';
 import { repoName } from '../core/repo/git.js';
 import { detentionCounts, ticketStatus } from '../core/run/commands/ticket-status.js';
 import { PgStore } from '../core/store/index.js';
-import { commandContext, table } from './context.js';
+import { commandContext, table } from './command-context.js';
 
 const dash = (v: number | null, f: (n: number) => string = String) => (v === null ? '-' : f(v));
 
