@@ -104,7 +104,7 @@ module.exports = {
     enhancedResolveOptions: {
       exportsFields: ['exports'],
       conditionNames: ['import', 'require', 'node', 'default', 'types'],
-      extensions: ['.ts', '.mjs', '.js', '.d.ts'],
+      extensions: ['.ts', '.cts', '.mjs', '.js', '.d.ts'],
     },
   },
 };

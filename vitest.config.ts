@@ -9,6 +9,10 @@ import { defineConfig } from 'vitest/config';
  * Only the tiers that spawn the built CLI build dist/ first (tests/global-setup.ts), and only when one
  * of their files is queued, so `npx vitest run tests/unit/spec.test.ts` starts at once.
  */
+// The CommonJS sources (cli/chalk.cts and what it requires, core/state-dir.cts) are TypeScript too:
+// vite strips types from .ts and .mts alone unless told.
+const oxc = { include: /\.(m?ts|cts|[jt]sx)$/ };
+
 const shared = {
   setupFiles: ['tests/setup.ts'],
   testTimeout: 60_000,
@@ -21,9 +25,10 @@ export default defineConfig({
     projects: [
       // Pure logic shares one module graph per worker (no file reloads Chalk's modules): most of
       // the tier's time was imports. Nothing here mocks a module; env stubs are undone per test.
-      { test: { ...shared, name: 'unit', include: ['tests/unit/**/*.test.ts'], isolate: false } },
-      { test: { ...shared, name: 'inprocess', include: ['tests/inprocess/**/*.test.ts'] } },
+      { oxc, test: { ...shared, name: 'unit', include: ['tests/unit/**/*.test.ts'], isolate: false } },
+      { oxc, test: { ...shared, name: 'inprocess', include: ['tests/inprocess/**/*.test.ts'] } },
       {
+        oxc,
         test: {
           ...shared,
           name: 'integration',
@@ -32,6 +37,7 @@ export default defineConfig({
         },
       },
       {
+        oxc,
         test: { ...shared, name: 'e2e', include: ['tests/e2e/**/*.test.ts'], globalSetup: ['tests/global-setup.ts'] },
       },
     ],

@@ -1,33 +1,9 @@
-import { type Config, loadConfig } from '../core/config/config.js';
 import { pluginKeyTable } from '../core/config/table.js';
-import { ConsoleLog } from '../core/kernel/console-log.js';
 import type { Kernel, Plugin } from '../core/kernel/kernel.js';
-import type { Log } from '../core/ports/log.js';
-import { worktreeRoot } from '../core/repo/git.js';
-import { oneLine } from '../core/text/model.js';
 import { BUILTINS } from '../plugins/builtin.js';
+import { type CommandContext, commandContext } from './command-context.js';
 
-/** What most commands start from: the repository (if any), its configuration and a log. */
-export interface CommandContext {
-  root: string | null;
-  config: Config;
-  log: Log;
-}
-
-/**
- * The configuration against core's keys and the built-in plugins' (from their declarations:
- * nothing is imported). Keys of plugins CHALK_PLUGINS names are known once those load
- * (`withNamedPlugins`, `kernelContext`).
- */
-export function loadCommandConfig(root: string | null, log: Log): Config {
-  return loadConfig({ root, warn: (l) => log.warn(l), keys: pluginKeyTable(BUILTINS) });
-}
-
-export async function commandContext(): Promise<CommandContext> {
-  const log = new ConsoleLog();
-  const root = await worktreeRoot();
-  return { root, config: loadCommandConfig(root, log), log };
-}
+export { type CommandContext, commandContext, loadCommandConfig, table } from './command-context.js';
 
 /**
  * The context with the plugins CHALK_PLUGINS names imported (trust rules first) and the
@@ -56,12 +32,4 @@ export async function kernelContext(ctx?: CommandContext): Promise<CommandContex
     builtins: BUILTINS.map((b) => b.load),
   });
   return { ...c, config: kernel.config, kernel };
-}
-
-/** Prints rows as aligned columns (the `--json` form is the caller's). */
-export function table(given: string[][]): string {
-  // A cell is one line whatever it holds (a plan's title, a lesson): no row can print another row.
-  const rows = given.map((r) => r.map((c) => oneLine(c, 1000)));
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return `${rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ')).join('\n')}\n`;
 }

@@ -2,6 +2,7 @@ import type { CommandClass } from 'clipanion';
 import { UserError } from '../core/errors.js';
 import type { Plugin } from '../core/kernel/kernel.js';
 import { BUILTINS } from '../plugins/builtin.js';
+import { LIGHT_COMMANDS } from './light-words.cjs';
 
 /** The built-in groups; a plugin's commands go under their own group ('Plugins' unless they say). */
 export type Group = 'Setup' | 'Work' | 'Failure lifecycle' | (string & {});
@@ -65,7 +66,7 @@ const CORE_COMMANDS: CommandEntry[] = [
   entry(['db', 'upgrade'], 'Setup', DB_USAGE, () => import('./db-upgrade.js')),
   entry(['db', 'copy'], 'Setup', DB_USAGE, () => import('./db-copy.js')),
   //COPY
-  entry(['status'], 'Work', 'chalk status [--json]', () => import('./status.js')),
+  entry(['status'], 'Work', LIGHT_COMMANDS.status, () => import('./status.js')),
   entry(['run'], 'Work', 'chalk run [--detach]', () => import('./run.js')),
   entry(['check'], 'Work', 'chalk check', () => import('./check.js')),
   entry(

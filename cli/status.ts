@@ -1,10 +1,10 @@
 import { Command, Option } from 'clipanion';
 import { UserError } from '../core/errors.js';
 import { usd } from '../core/fleet/budget.js';
-import { repoName } from '../core/repo/git.js';
-import { ticketStatus } from '../core/run/commands/ticket-status.js';
+import { repoNameAndBranches } from '../core/repo/git.js';
+import { countDetentions, ticketStatus } from '../core/run/commands/ticket-status.js';
 import { PgStore } from '../core/store/index.js';
-import { commandContext, table } from './context.js';
+import { commandContext, table } from './command-context.js';
 
 const dash = (v: number | null, f: (n: number) => string = String) => (v === null ? '-' : f(v));
 
@@ -18,14 +18,15 @@ export default class StatusCommand extends Command {
   async execute(): Promise<number> {
     const { root, config } = await commandContext();
     if (!root) throw new UserError('chalk status runs inside a git repository: cd into one');
-    // The store opens (pg's import, the connection, the schema check) while git names the repository.
+    // The store opens (pg's import, the connection, the schema check) while one git names the
+    // repository and lists its detention branches.
     const opening = PgStore.forConfig(config);
     opening.catch(() => {}); // ticketStatus reports a store that cannot open
-    const repo = await repoName(root).catch(async (err: unknown) => {
+    const { repo, branches } = await repoNameAndBranches(root, 'detention/').catch(async (err: unknown) => {
       await opening.then((s) => s.close()).catch(() => {});
       throw err;
     });
-    const report = await ticketStatus({ repo, root, store: () => opening });
+    const report = await ticketStatus({ repo, root, store: () => opening, detentions: countDetentions(branches) });
     if (this.json) {
       // `repo` is the key the state directory, containers and rows are filed under.
       this.context.stdout.write(`${JSON.stringify({ repo, ...report }, null, 2)}\n`);

@@ -1,15 +1,17 @@
-import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { stateDir } from './state-dir.cjs';
 
 /**
  * Where Chalk keeps its per-machine and per-run state: paths only, no I/O.
  * Shared by everything that reads or writes that state (the run loop writes a
  * run's files; `chalk why`, `chalk status`, `chalk logs`, cleanup, plugin and
  * decider trust and the embedded store read or write the rest), so it belongs
- * to none of them. The one rule for the state directory is `stateDir`.
+ * to none of them. The one rule for the state directory is `stateDir` (core/state-dir.cts,
+ * CommonJS, so the `chalk` binary finds its code cache with it before any ES module loads).
  *
  * ```
  * ${XDG_STATE_HOME:-~/.local/state}/chalk/
+ *   code-cache/light-<KEY>.v8        V8's compiled code of the `chalk status` bundle, dist/cli/light.cjs (cli/code-cache.cts)
  *   decider/trusted                  decider and embedding URLs acknowledged on this machine
  *   decider/…                        the local decider's installation, services and models (plugins/decider-local/paths.ts)
  *   plugins/trusted.json             plugins trusted on this machine (core/kernel/plugin-trust.ts)
@@ -44,12 +46,7 @@ import { join } from 'node:path';
  * ```
  */
 
-/** The machine's Chalk state directory, `${XDG_STATE_HOME:-~/.local/state}/chalk` (an empty XDG_STATE_HOME is unset). */
-export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base =
-    env.XDG_STATE_HOME && env.XDG_STATE_HOME !== '' ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
-  return join(base, 'chalk');
-}
+export { stateDir };
 
 export function deciderStateDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(stateDir(env), 'decider');

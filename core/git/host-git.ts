@@ -202,6 +202,22 @@ export function commonDir(cwd: string): Promise<string> {
   return hostGitOk(['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd });
 }
 
+/**
+ * `commonDir` and the full names of the refs under `prefix` (`refs/heads/detention/`), from one
+ * git process (`chalk status` needs both: a process less to start is most of what they cost).
+ * The refs come first: none has a newline, and the absolute directory after them is taken whole.
+ */
+export async function commonDirAndRefs(cwd: string, prefix: string): Promise<{ commonDir: string; refs: string[] }> {
+  const glob = `${arg(prefix, 'ref prefix')}*`;
+  const out = await hostGitOk(
+    ['rev-parse', '--symbolic-full-name', `--glob=${glob}`, '--path-format=absolute', '--git-common-dir'],
+    { cwd },
+  );
+  const all = out.split('\n');
+  const at = all.findIndex((l) => !l.startsWith('refs/'));
+  return { refs: all.slice(0, at < 0 ? all.length : at), commonDir: at < 0 ? '' : all.slice(at).join('\n').trim() };
+}
+
 /** The checked-out branch's short name, or null on a detached HEAD. */
 export async function currentBranchName(cwd: string): Promise<string | null> {
   const r = await hostGit(['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd });

@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { commonDir, currentBranchName, originHeadBranch, remoteUrl, showToplevel } from '../git/host-git.js';
+import {
+  commonDir,
+  commonDirAndRefs,
+  currentBranchName,
+  originHeadBranch,
+  remoteUrl,
+  showToplevel,
+} from '../git/host-git.js';
 
 /**
  * The top of the current worktree, or null outside a git repository: the
@@ -61,6 +68,13 @@ export function repoKey(mainCheckout: string): string {
 /** `<repo>`: the key (`repoKey`) of the repository `cwd` is in, the same from any of its worktrees. */
 export async function repoName(cwd = process.cwd()): Promise<string> {
   return repoKey(await mainRoot(cwd));
+}
+
+/** `repoName` and the local branches named `<prefix>...` (`detention/`), asked of one git process. */
+export async function repoNameAndBranches(cwd: string, prefix: string): Promise<{ repo: string; branches: string[] }> {
+  const { commonDir: common, refs } = await commonDirAndRefs(cwd, `refs/heads/${prefix}`);
+  if (common === '') throw new Error('git rev-parse failed: it printed no git directory');
+  return { repo: repoKey(checkoutOf(common)), branches: refs.map((r) => r.slice('refs/heads/'.length)) };
 }
 
 export async function currentBranch(cwd = process.cwd()): Promise<string | null> {

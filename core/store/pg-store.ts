@@ -1,9 +1,11 @@
+import { Socket } from 'node:net';
 import type pg from 'pg';
 import type { Config } from '../config/config.js';
 import type { Store, StoreInfo } from '../ports/store.js';
 import { recordCall, runTotals } from './calls.js';
 import { recordDecisions, stuckAnswers } from './decisions.js';
-import { ensureEmbedded } from './embedded/ensure.js';
+import { checkDataMajor } from './embedded/engine.js';
+import { ensureEmbedded, nobodyListens } from './embedded/ensure.js';
 import { EMBEDDED_PORT } from './embedded/paths.js';
 import { connectionError } from './errors.js';
 import { recordEvent } from './events.js';
@@ -36,18 +38,34 @@ export class PgStore implements Store {
     readonly pool: pg.Pool,
     readonly kind: 'embedded' | 'server',
     readonly where: string,
-    private readonly shape: Shape,
+    private readonly sockets: ReadonlySet<Socket> = new Set(),
   ) {}
+
+  /**
+   * What the database can do (pgvector, pg_trgm), read on the first call that needs it: only
+   * the lessons' recall and embeddings do, so a command that reads no lesson (`chalk status`)
+   * makes one round trip fewer. A failed read is tried again by the next call.
+   */
+  private shapeRead: Promise<Shape> | null = null;
+  private shape(): Promise<Shape> {
+    this.shapeRead ??= readShape(this.pool).catch((err: unknown) => {
+      this.shapeRead = null;
+      throw err;
+    });
+    return this.shapeRead;
+  }
 
   /** Connects (starting the embedded server when it is the target) and brings the schema up to date. */
   static async open(target: StoreTarget, timeoutMs: number): Promise<PgStore> {
     const where = target.kind === 'embedded' ? target.paths.socket : describeUrl(target.url);
     let pool: pg.Pool | null = null;
+    const sockets = new Set<Socket>();
     try {
-      const [{ Pool }] = await Promise.all([
-        importPg(),
-        target.kind === 'embedded' ? ensureEmbedded(target.paths, timeoutMs) : null,
-      ]);
+      if (target.kind === 'embedded') {
+        // Data of another Postgres major is refused before anything reads it (ensureEmbedded checks again).
+        checkDataMajor(target.paths);
+      }
+      const Pool = (await importPg()).Pool;
       if (target.kind === 'embedded') {
         pool = new Pool({
           host: target.paths.dir,
@@ -56,14 +74,34 @@ export class PgStore implements Store {
           database: 'postgres',
           max: 2,
           connectionTimeoutMillis: timeoutMs,
+          // pg's own socket, kept so that close() can let the process exit without waiting for
+          // the server to close each connection after it was told to (the embedded server can
+          // take tens of milliseconds to).
+          stream: () => {
+            const socket = new Socket();
+            sockets.add(socket);
+            socket.once('close', () => sockets.delete(socket));
+            return socket;
+          },
         });
       } else {
         pool = new Pool({ connectionString: target.url, max: 4, connectionTimeoutMillis: timeoutMs });
       }
       // An idle connection the server dropped must not crash the process; the next query reports it.
       pool.on('error', () => {});
-      await applySchema(pool);
-      return new PgStore(pool, target.kind, where, await readShape(pool));
+      if (target.kind === 'embedded') {
+        // The server most often runs already: connect at once, and start it (or wait for the one
+        // starting) only when nothing listens on its socket, instead of probing the socket first.
+        const embedded = pool;
+        await applySchema(embedded).catch(async (err: unknown) => {
+          if (!nobodyListens(err)) throw err;
+          await ensureEmbedded(target.paths, timeoutMs);
+          await applySchema(embedded);
+        });
+      } else {
+        await applySchema(pool);
+      }
+      return new PgStore(pool, target.kind, where, sockets);
     } catch (err) {
       await pool?.end().catch(() => {});
       throw connectionError(err, where, target.kind);
@@ -86,14 +124,14 @@ export class PgStore implements Store {
 
   readonly lessons: Store['lessons'] = {
     open: (l) => openLesson(this.pool, l),
-    resolve: (r) => resolveLesson(this.pool, this.shape, r),
+    resolve: async (r) => resolveLesson(this.pool, await this.shape(), r),
     openByFingerprint: (repo, fp, except) => openByFingerprint(this.pool, repo, fp, except),
     exact: (q) => exactLessons(this.pool, q),
-    lexical: (q) => lexicalLessons(this.pool, this.shape, q),
-    semanticGate: () => semanticGate(this.pool, this.shape),
-    semantic: (q) => semanticLessons(this.pool, this.shape, q),
+    lexical: async (q) => lexicalLessons(this.pool, await this.shape(), q),
+    semanticGate: async () => semanticGate(this.pool, await this.shape()),
+    semantic: async (q) => semanticLessons(this.pool, await this.shape(), q),
     unembedded: (limit) => unembeddedLessons(this.pool, limit),
-    setEmbedding: (id, v) => setLessonEmbedding(this.pool, this.shape, id, v),
+    setEmbedding: async (id, v) => setLessonEmbedding(this.pool, await this.shape(), id, v),
     recordRecalls: (r) => recordRecalls(this.pool, r),
     list: (q) => listLessons(this.pool, q),
     get: (id) => getLesson(this.pool, id),
@@ -103,7 +141,7 @@ export class PgStore implements Store {
 
   /** The query plans of one recall (the plan test and bench/recall.mjs). */
   explainRecall(q: Parameters<typeof explainRecall>[2]): ReturnType<typeof explainRecall> {
-    return explainRecall(this.pool, this.shape, q);
+    return this.shape().then((shape) => explainRecall(this.pool, shape, q));
   }
 
   readonly decisions: Store['decisions'] = {
@@ -117,7 +155,12 @@ export class PgStore implements Store {
     return storeInfo(this.pool, this.kind, this.where);
   }
 
+  /**
+   * Ends every connection (each is sent Postgres's Terminate). The process does not stay on for
+   * the embedded server to close them: a command that is done exits when its own work is.
+   */
   async close(): Promise<void> {
     await this.pool.end();
+    for (const socket of this.sockets) socket.unref();
   }
 }

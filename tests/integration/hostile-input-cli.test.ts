@@ -167,8 +167,10 @@ describe('repository identity', () => {
     expect(rb.repo).toBe(`shop-${sha8(b)}`);
     expect(ra.tickets.map((t) => t.ticket)).toEqual(['SHOP-1']);
     expect(rb.tickets).toEqual([]);
-    // Each state directory is its own, and none is the bare folder name.
-    expect(readdirSync(join(state, 'chalk')).sort()).toEqual([ra.repo]);
+    // Each state directory is its own, and none is the bare folder name; beside them only the
+    // machine's code cache of the status bundle (a repository's key ends in -<8 hex>, so never
+    // names it).
+    expect(readdirSync(join(state, 'chalk')).sort()).toEqual(['code-cache', ra.repo]);
     expect(paths.dir.startsWith(join(state, 'chalk', `shop-${sha8(a)}`, 'runs'))).toBe(true);
   });
 });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { CommandClass } from 'clipanion';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { z } from 'zod';
+import { isLightWord, LIGHT_COMMANDS } from '../../cli/light-words.cjs';
 import { COMMANDS, findCommand, pluginCommands, usageText } from '../../cli/registry.js';
 import { type Config, ConfigError, loadConfig, resetConfigWarnings } from '../../core/config/config.js';
 import { KEYS } from '../../core/config/keys.js';
@@ -323,5 +324,21 @@ describe("a plugin's commands (cli/registry.ts)", () => {
         clipanion,
       ),
     ).toThrow("plugins acme and other both add the command 'chalk acme hello'");
+  });
+
+  test('a word the status bundle serves (cli/light-words.cts) selects that one command whatever follows, and no plugin may take it', () => {
+    // The binary hands every such word to the bundle before main.js could look for another command.
+    for (const [word, usage] of Object.entries(LIGHT_COMMANDS)) {
+      expect(COMMANDS.filter((c) => c.path[0] === word)).toEqual([
+        expect.objectContaining({ path: [word], usage, group: 'Work' }),
+      ]);
+      expect(findCommand([word, 'sub', '--flag'])?.path).toEqual([word]);
+      expect(() =>
+        pluginCommands([{ name: 'acme', commands: [{ ...hello, path: [word, 'more'], usage: 'x' }] }], clipanion),
+      ).toThrow(`starts with '${word}', a built-in command's word`);
+    }
+    expect(isLightWord('status')).toBe(true);
+    expect(isLightWord('config')).toBe(false);
+    expect(isLightWord('toString')).toBe(false);
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runsDir } from '../../core/layout.js';
 import type { Store, TicketSummary } from '../../core/ports/store.js';
-import { ticketStatus } from '../../core/run/commands/ticket-status.js';
+import { countDetentions, ticketStatus } from '../../core/run/commands/ticket-status.js';
 
 const summary = (ticket: string, at: Date): TicketSummary => ({
   ticket,
@@ -95,5 +95,18 @@ describe('chalk status and fleets', () => {
       'SHOP-3': null,
       'SHOP-4': null,
     });
+  });
+});
+
+describe('detention counts', () => {
+  it('counts detention/<TICKET>-... branches per ticket and nothing else', () => {
+    const counts = countDetentions([
+      'detention/SHOP-2-1700000000',
+      'detention/SHOP-2-1700000100',
+      'detention/SHOP-3-1700000200',
+      'detention/nested/SHOP-4-1',
+      'detention/shop-5-1',
+    ]);
+    expect(Object.fromEntries(counts)).toEqual({ 'SHOP-2': 2, 'SHOP-3': 1 });
   });
 });

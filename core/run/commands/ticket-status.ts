@@ -34,7 +34,11 @@ export async function detentionCounts(
   root: string,
   git: Pick<HostGit, 'forEachRef'> = { forEachRef },
 ): Promise<Map<string, number>> {
-  const names = await git.forEachRef(root, ['refs/heads/detention/']).catch(() => []);
+  return countDetentions(await git.forEachRef(root, ['refs/heads/detention/']).catch(() => []));
+}
+
+/** Counts per ticket of the branch names `detention/<TICKET>-...` among `names`. */
+export function countDetentions(names: readonly string[]): Map<string, number> {
   const counts = new Map<string, number>();
   for (const name of names) {
     const m = /^detention\/([A-Z][A-Z0-9]+-[0-9]+)-/.exec(name.trim());
@@ -77,10 +81,12 @@ export async function ticketStatus(opts: {
   env?: NodeJS.ProcessEnv;
   /** Host git (default: core/git). */
   git?: Pick<HostGit, 'forEachRef'>;
+  /** The detention branches' counts when the caller has them (chalk status asks git for them with the repository's name). */
+  detentions?: Map<string, number>;
 }): Promise<StatusReport> {
   const env = opts.env ?? process.env;
   // git lists the detention branches while the database is asked.
-  const counting = detentionCounts(opts.root, opts.git);
+  const counting = opts.detentions ? Promise.resolve(opts.detentions) : detentionCounts(opts.root, opts.git);
   const dirs = runDirectories(opts.repo, env);
   let summaries: TicketSummary[] = [];
   let databaseError: string | null = null;

@@ -26,6 +26,12 @@ export function probe(socket: string, timeoutMs = 1_000): Promise<boolean> {
   });
 }
 
+/** True when connecting failed because nothing listens on the socket: no server, or a stale socket file. */
+export function nobodyListens(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  return code === 'ENOENT' || code === 'ECONNREFUSED';
+}
+
 /** The compiled server entry; from the sources (tests), the build's copy. */
 export function daemonEntry(): string {
   const here = fileURLToPath(import.meta.url);

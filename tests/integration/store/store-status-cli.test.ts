@@ -43,8 +43,14 @@ async function gitRepo(): Promise<string> {
   return repo;
 }
 
-const chalk = (cwd: string, env: NodeJS.ProcessEnv, ...args: string[]) =>
-  run(process.execPath, [join(ROOT, 'dist', 'cli', 'main.js'), ...args], { cwd, env });
+/**
+ * The binary, where `chalk status` runs from its bundle (dist/cli/light.cjs, with a code cache),
+ * and main.js run itself, which runs it from the module graph: both must answer alike.
+ */
+const ENTRIES = [{ entry: 'chalk.cjs' }, { entry: 'main.js' }];
+
+const chalkAt = (entry: string, cwd: string, env: NodeJS.ProcessEnv, ...args: string[]) =>
+  run(process.execPath, [join(ROOT, 'dist', 'cli', entry), ...args], { cwd, env });
 
 describe.each(BACKENDS)('chalk status on $name', (backend) => {
   let db: Awaited<ReturnType<typeof backend.fresh>>;
@@ -84,32 +90,36 @@ describe.each(BACKENDS)('chalk status on $name', (backend) => {
     await db?.dispose();
   });
 
-  it('lists tickets with state, loops, cost, fixes and detention branches', async () => {
-    const r = await chalk(repo, env, 'status', '--json');
-    expect(r.code, r.stderr).toBe(0);
-    const report = JSON.parse(r.stdout);
-    expect(report.databaseError).toBeNull();
-    const by = Object.fromEntries(report.tickets.map((t: { ticket: string }) => [t.ticket, t]));
-    expect(by['PROJ-1']).toMatchObject({ state: 'submitted', loops: 1, costUsd: 0.75, fixes: 0, detentions: 0 });
-    expect(by['PROJ-2']).toMatchObject({ state: 'detained', loops: 2, costUsd: 2, fixes: 1, detentions: 2 });
-    expect(by['PROJ-3']).toMatchObject({ state: 'new', loops: 0, detentions: 1 });
-    expect(by['PROJ-8']).toMatchObject({ state: 'running', loops: 1 });
-    expect(report.tickets[0].ticket).toBe('PROJ-8'); // its run directory is the newest activity
+  describe.each(ENTRIES)('through $entry', ({ entry }) => {
+    const chalk = (cwd: string, e: NodeJS.ProcessEnv, ...args: string[]) => chalkAt(entry, cwd, e, ...args);
 
-    const text = await chalk(repo, env, 'status');
-    expect(text.stdout.split('\n')[0]).toMatch(/^TICKET\s+STATE\s+LOOPS\s+COST\s+FIXES\s+DETENTIONS$/);
-    expect(text.stdout).toMatch(/PROJ-2\s+detained\s+2\s+\$2\.00\s+1\s+2/);
-  });
+    it('lists tickets with state, loops, cost, fixes and detention branches', async () => {
+      const r = await chalk(repo, env, 'status', '--json');
+      expect(r.code, r.stderr).toBe(0);
+      const report = JSON.parse(r.stdout);
+      expect(report.databaseError).toBeNull();
+      const by = Object.fromEntries(report.tickets.map((t: { ticket: string }) => [t.ticket, t]));
+      expect(by['PROJ-1']).toMatchObject({ state: 'submitted', loops: 1, costUsd: 0.75, fixes: 0, detentions: 0 });
+      expect(by['PROJ-2']).toMatchObject({ state: 'detained', loops: 2, costUsd: 2, fixes: 1, detentions: 2 });
+      expect(by['PROJ-3']).toMatchObject({ state: 'new', loops: 0, detentions: 1 });
+      expect(by['PROJ-8']).toMatchObject({ state: 'running', loops: 1 });
+      expect(report.tickets[0].ticket).toBe('PROJ-8'); // its run directory is the newest activity
 
-  it('shows - for the numbers and says why once when the database cannot be read', async () => {
-    const broken = { ...env, CHALK_DATABASE_URL: 'postgresql://u:hunter2@127.0.0.1:1/x', CHALK_DB_TIMEOUT: '5' };
-    const r = await chalk(repo, broken, 'status');
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/PROJ-8\s+running\s+-\s+-\s+-\s+0/);
-    expect(r.stdout).toMatch(/PROJ-2\s+-\s+-\s+-\s+-\s+2/);
-    const why = r.stderr.trim().split('\n');
-    expect(why).toHaveLength(1);
-    expect(why[0]).toMatch(/127\.0\.0\.1:1/);
-    expect(r.stderr).not.toContain('hunter2');
+      const text = await chalk(repo, env, 'status');
+      expect(text.stdout.split('\n')[0]).toMatch(/^TICKET\s+STATE\s+LOOPS\s+COST\s+FIXES\s+DETENTIONS$/);
+      expect(text.stdout).toMatch(/PROJ-2\s+detained\s+2\s+\$2\.00\s+1\s+2/);
+    });
+
+    it('shows - for the numbers and says why once when the database cannot be read', async () => {
+      const broken = { ...env, CHALK_DATABASE_URL: 'postgresql://u:hunter2@127.0.0.1:1/x', CHALK_DB_TIMEOUT: '5' };
+      const r = await chalk(repo, broken, 'status');
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/PROJ-8\s+running\s+-\s+-\s+-\s+0/);
+      expect(r.stdout).toMatch(/PROJ-2\s+-\s+-\s+-\s+-\s+2/);
+      const why = r.stderr.trim().split('\n');
+      expect(why).toHaveLength(1);
+      expect(why[0]).toMatch(/127\.0\.0\.1:1/);
+      expect(r.stderr).not.toContain('hunter2');
+    });
   });
 });
