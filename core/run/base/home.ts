@@ -152,14 +152,15 @@ export async function bringHome(
   },
 ): Promise<Homecoming> {
   const dest = join(ctx.paths.io, 'out.bundle');
-  // What the guard needs of the worktree's configuration, read while the sandbox exports.
-  const configured = configuredIn(git, ctx.root);
-  configured.catch(() => undefined);
-  // The sandbox commits (`o.commit`) and exports while host git reads what does not need the bundle.
+  // The sandbox commits (`o.commit`) and exports while host git reads what does not need the
+  // bundle; its request goes first, as each host git process started from here holds this thread.
   const exported = (async () => {
     await o.commit?.();
     return session.exportBundle(o.base, dest);
   })();
+  // What the guard needs of the worktree's configuration, read while the sandbox exports.
+  const configured = configuredIn(git, ctx.root);
+  configured.catch(() => undefined);
   const ready = exported.then((head) => {
     if (head === null) throw NOTHING;
   });

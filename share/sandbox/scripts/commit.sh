@@ -23,6 +23,6 @@ if [ "${ALLOW_EMPTY:-}" != 1 ] && [ "$tree" = "$ptree" ]; then
   exit 0
 fi
 commit=$(git commit-tree "$tree" -p "$parent" -m "$MESSAGE")
-git update-ref -m "chalk: commit" HEAD "$commit"
-git reset --quiet
+# One process moves HEAD's branch to the commit and makes the index its tree.
+git reset --quiet "$commit"
 echo "$commit"
