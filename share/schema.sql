@@ -504,9 +504,10 @@ END $$;
 -- day, so the card is exact whatever is pending. An update or delete folds first, then makes the days
 -- and runs it touched again from the rows; truncate empties it all. Every writer of the rollup holds one
 -- exclusive lock. report_test_totals (each test's loops over all days: a window's loops are the totals
--- less the days before it when those are fewer) and report_retry_keys (per UTC day of a run's first loop,
--- repository and retried failure: the retries with and without lessons, and how many passed) make a
--- long window read few rows; decisions.call_loop and call_repo are each decision's call's (set by a
+-- less the days before it when those are fewer), report_retry_keys (per UTC day of a run's first loop,
+-- repository and retried failure: the retries with and without lessons, and how many passed),
+-- report_run_days (the runs' facts by the day of their first loop) and report_run_seen (the runs by the
+-- day of their latest row) make a long window read days, not rows; decisions.call_loop and call_repo are each decision's call's (set by a
 -- trigger), so the stuck answers need no lookup of their calls.
 CREATE OR REPLACE FUNCTION chalk_report_loop(kind text) RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
   SELECT kind IN ('continue', 'retry', 'fix-review') $$;
@@ -576,6 +577,22 @@ CREATE TABLE IF NOT EXISTS report_retry_keys (
   day date NOT NULL, repo text NOT NULL, prev_key text NOT NULL, given bigint NOT NULL, given_passed bigint NOT NULL,
   not_given bigint NOT NULL, not_given_passed bigint NOT NULL,
   PRIMARY KEY (day, repo, prev_key)
+);
+-- Version 12: the runs' facts by the UTC day of their first loop (every repository's and each one's), so a
+-- long window's ledger reads days, not runs (a run opened a lesson or not is asked at read time).
+CREATE TABLE IF NOT EXISTS report_run_days (
+  day date NOT NULL, every boolean NOT NULL, repo text NOT NULL, mode text NOT NULL, has_verdict boolean NOT NULL,
+  any_stall boolean NOT NULL, judged boolean NOT NULL, blocker_only boolean NOT NULL, stop_verdict text NOT NULL,
+  false_stop boolean NOT NULL, improving boolean NOT NULL, runs bigint NOT NULL, np_cost numeric NOT NULL,
+  saved numeric NOT NULL, help_with bigint NOT NULL, help_with_passed bigint NOT NULL, help_without bigint NOT NULL,
+  help_without_passed bigint NOT NULL,
+  PRIMARY KEY (every, repo, day, mode, has_verdict, any_stall, judged, blocker_only, stop_verdict, false_stop, improving)
+);
+-- Version 12: the runs by the UTC day of their latest row: for every repository a run id once, by its
+-- latest row in any repository; for one, each of its runs.
+CREATE TABLE IF NOT EXISTS report_run_seen (
+  day date NOT NULL, every boolean NOT NULL, repo text NOT NULL, n bigint NOT NULL,
+  PRIMARY KEY (every, repo, day)
 );
 -- Version 12: the runs rows not yet folded into the rollup, and the count of insert statements that
 -- folds every 64th.
@@ -686,19 +703,43 @@ CREATE OR REPLACE FUNCTION chalk_report_keys_add(sign integer, ids text[]) RETUR
   ON CONFLICT (day, repo, prev_key) DO UPDATE SET given = k.given + EXCLUDED.given,
     given_passed = k.given_passed + EXCLUDED.given_passed, not_given = k.not_given + EXCLUDED.not_given,
     not_given_passed = k.not_given_passed + EXCLUDED.not_given_passed $f$;
+-- Adds (sign 1) or takes away (-1) the runs' stored facts (ids NULL: every run's) to or from report_run_days
+-- and report_run_seen.
+CREATE OR REPLACE FUNCTION chalk_report_run_days_add(sign integer, ids text[]) RETURNS void LANGUAGE sql AS $f$
+  INSERT INTO report_run_days AS k
+  SELECT (p.first_at AT TIME ZONE 'UTC')::date, e.every, CASE WHEN e.every THEN '' ELSE p.repo END,
+    COALESCE(p.mode, 'unknown'), p.has_verdict, p.any_stall, p.judged, p.blocker_only, COALESCE(p.stop_verdict, ''),
+    p.false_stop, p.improving, sign * count(*), sign * sum(p.np_cost), sign * sum(p.saved), sign * sum(p.help_with),
+    sign * sum(p.help_with_passed), sign * sum(p.help_without), sign * sum(p.help_without_passed)
+  FROM report_runs p CROSS JOIN (VALUES (true), (false)) e(every)
+  WHERE p.first_at IS NOT NULL AND (ids IS NULL OR p.run_id IN (SELECT unnest(ids)))
+  GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 ORDER BY 2, 3, 1, 4, 5, 6, 7, 8, 9, 10, 11
+  ON CONFLICT (every, repo, day, mode, has_verdict, any_stall, judged, blocker_only, stop_verdict, false_stop, improving)
+  DO UPDATE SET runs = k.runs + EXCLUDED.runs, np_cost = k.np_cost + EXCLUDED.np_cost, saved = k.saved + EXCLUDED.saved,
+    help_with = k.help_with + EXCLUDED.help_with, help_with_passed = k.help_with_passed + EXCLUDED.help_with_passed,
+    help_without = k.help_without + EXCLUDED.help_without,
+    help_without_passed = k.help_without_passed + EXCLUDED.help_without_passed;
+  INSERT INTO report_run_seen AS k
+  SELECT day, every, repo, sign * count(*) FROM (
+    SELECT (max(p.seen_at) AT TIME ZONE 'UTC')::date AS day, true AS every, '' AS repo
+    FROM report_runs p WHERE ids IS NULL OR p.run_id IN (SELECT unnest(ids)) GROUP BY p.run_id
+    UNION ALL SELECT (p.seen_at AT TIME ZONE 'UTC')::date, false, p.repo
+    FROM report_runs p WHERE ids IS NULL OR p.run_id IN (SELECT unnest(ids))) x
+  GROUP BY 1, 2, 3 ORDER BY 2, 3, 1
+  ON CONFLICT (every, repo, day) DO UPDATE SET n = k.n + EXCLUDED.n $f$;
 -- The runs' facts and retries made again from their rows (ids NULL: every run), under the rollup's lock.
 CREATE OR REPLACE FUNCTION chalk_report_runs_redo(ids text[]) RETURNS void LANGUAGE plpgsql AS $f$
 BEGIN
   IF ids IS NULL THEN
-    TRUNCATE report_runs, report_retries, report_retry_keys;
+    TRUNCATE report_runs, report_retries, report_retry_keys, report_run_days, report_run_seen;
   ELSE
-    PERFORM chalk_report_keys_add(-1, ids);
+    PERFORM chalk_report_keys_add(-1, ids), chalk_report_run_days_add(-1, ids);
     DELETE FROM report_runs WHERE run_id IN (SELECT unnest(ids));
     DELETE FROM report_retries WHERE run_id IN (SELECT unnest(ids));
   END IF;
   INSERT INTO report_runs SELECT * FROM chalk_report_runs_of(ids, '-infinity');
   INSERT INTO report_retries SELECT * FROM chalk_report_retries_of(ids, '-infinity');
-  PERFORM chalk_report_keys_add(1, ids);
+  PERFORM chalk_report_keys_add(1, ids), chalk_report_run_days_add(1, ids);
 END $f$;
 -- The statements that add rows' counts and sums to the daily tables, upserting in key order (concurrent
 -- writers commute): `src` names a relation of runs rows or a query of runs in parentheses, which may read
@@ -829,7 +870,7 @@ END $f$;
 CREATE OR REPLACE FUNCTION chalk_report_truncate() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
   TRUNCATE report_calls, report_loops, report_tickets, report_tests, report_test_totals, report_test_names, report_runs,
-    report_retries, report_retry_keys, report_pending;
+    report_retries, report_retry_keys, report_run_days, report_run_seen, report_pending;
   RETURN NULL;
 END $f$;
 CREATE OR REPLACE TRIGGER report_insert AFTER INSERT ON runs
@@ -854,6 +895,9 @@ DO $$ BEGIN
   END IF;
   IF NOT EXISTS (SELECT 1 FROM report_retry_keys) THEN
     PERFORM chalk_report_keys_add(1, NULL);
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM report_run_seen) THEN
+    PERFORM chalk_report_run_days_add(1, NULL);
   END IF;
   UPDATE decisions d SET call_id = d.call_id FROM runs c
   WHERE c.id = d.call_id AND (d.call_loop IS DISTINCT FROM c.loop OR d.call_repo IS DISTINCT FROM c.repo);

@@ -56,15 +56,15 @@ WITH w AS (
     SELECT tl.*, rank() OVER (PARTITION BY repo, flaky ORDER BY loops DESC) AS rk FROM tl) x
   WHERE rk <= 10
 ), tt AS (
-  -- Each candidate's tickets in the rollup's days, and the edge's that those do not hold.
-  SELECT test_id, count(*) AS tickets FROM (
-    SELECT DISTINCT t.test_id, t.ticket FROM report_tests t, w
-    WHERE t.day >= w.day0 AND t.test_id IN (SELECT test_id FROM cand WHERE test_id IS NOT NULL)) d
-  GROUP BY 1
+  -- Each candidate's tickets in the rollup's days (report_tests_test_idx, per candidate), and the edge's
+  -- that those do not hold.
+  SELECT c.test_id, k.tickets FROM cand c, w, LATERAL (
+    SELECT count(DISTINCT t.ticket) AS tickets FROM report_tests t WHERE t.test_id = c.test_id AND t.day >= w.day0) k
+  WHERE c.test_id IS NOT NULL
 ), te AS (
   SELECT e.repo, e.flaky, e.test, count(DISTINCT e.ticket) AS tickets
   FROM et e JOIN cand c ON c.repo = e.repo AND c.flaky = e.flaky AND c.test = e.test, w
-  WHERE NOT EXISTS (SELECT 1 FROM report_tests t WHERE t.test_id = c.test_id AND t.ticket = e.ticket AND t.day >= w.day0)
+  WHERE (SELECT count(*) FROM report_tests t WHERE t.test_id = c.test_id AND t.ticket = e.ticket AND t.day >= w.day0) = 0
   GROUP BY 1, 2, 3
 ), tests AS (
   SELECT c.repo, c.flaky, c.test, c.loops, COALESCE(tt.tickets, 0) + COALESCE(te.tickets, 0) AS tickets
@@ -91,10 +91,17 @@ SELECT json_build_object(
       'no_progress_cost', COALESCE(sum(np_cost) FILTER (WHERE chalk_report_loop(kind)), 0),
       -- Distinct counts by hashing (SELECT DISTINCT, UNION) rather than count(DISTINCT), which sorts.
       'tickets', (SELECT count(*) FROM tk),
-      'runs', (SELECT count(*) FROM (
-          SELECT run_id FROM report_runs p, w WHERE p.seen_at >= w.s AND ($2::text IS NULL OR p.repo = $2::text)
-          UNION SELECT run_id FROM chalk_report_pending() r, w
-          WHERE r.created_at >= w.s AND r.run_id IS NOT NULL AND ($2::text IS NULL OR r.repo = $2::text)) x),
+      -- The runs: report_run_seen's days (a run id once, by its latest row), the first partial day's runs,
+      -- and the runs whose stored latest row is before the window but a pending row is in it.
+      'runs', (SELECT COALESCE(sum(n), 0) FROM report_run_seen k, w
+               WHERE k.day >= w.day0 AND k.every = ($2::text IS NULL) AND k.repo = COALESCE($2::text, ''))
+        + (SELECT count(*) FROM (SELECT DISTINCT run_id FROM report_runs p, w
+                                 WHERE p.seen_at >= w.s AND p.seen_at < w.e AND ($2::text IS NULL OR p.repo = $2::text)) x, w
+           WHERE $2::text IS NOT NULL OR (SELECT max(q.seen_at) FROM report_runs q WHERE q.run_id = x.run_id) < w.e)
+        + (SELECT count(*) FROM (SELECT DISTINCT run_id FROM chalk_report_pending() r, w
+                                 WHERE r.created_at >= w.s AND r.run_id IS NOT NULL AND ($2::text IS NULL OR r.repo = $2::text)) x, w
+           WHERE NOT EXISTS (SELECT 1 FROM report_runs q WHERE q.run_id = x.run_id AND q.seen_at >= w.s
+                             AND ($2::text IS NULL OR q.repo = $2::text))),
       'repositories', (SELECT count(*) FROM (SELECT DISTINCT repo FROM tk) x),
       'denials', COALESCE(sum(denials), 0),
       'loops_with_denials', COALESCE(sum(with_denials) FILTER (WHERE chalk_report_loop(kind)), 0),
