@@ -23,7 +23,9 @@ describe('AgentWork', () => {
       author: { name: 'a', email: 'a@example.com' },
     })) as TempSandboxSession;
     mkdirSync(s.hostPath('.'), { recursive: true });
-    await s.exec(`git init -q . && git config user.name t && git config user.email t@example.com && echo a > a && git add a && git commit -q -m a`);
+    await s.exec(
+      `git init -q . && git config user.name t && git config user.email t@example.com && echo a > a && git add a && git commit -q -m a`,
+    );
     const start = (await s.exec('git rev-parse HEAD')).stdout.trim();
     const counted = { treeId: 0, graftTree: 0, restoreTree: 0 };
     for (const m of Object.keys(counted) as (keyof typeof counted)[]) {
