@@ -811,7 +811,9 @@ BEGIN
   PERFORM chalk_report_runs_redo(array_agg(DISTINCT run_id))
   FROM runs WHERE id IN (SELECT unnest(ids)) AND run_id IS NOT NULL HAVING count(*) > 0;
 END $f$;
--- The daily tables' rows of these days made again from runs (the caller holds the lock, every row folded).
+-- The daily tables' rows of these days made again from runs (the caller holds the lock and has folded).
+-- Rows still pending are left to their fold: an insert that committed after the caller's fold has its
+-- rows in runs and in report_pending both (inserts take no lock).
 CREATE OR REPLACE FUNCTION chalk_report_days_redo(days date[]) RETURNS void LANGUAGE plpgsql AS $f$
 BEGIN
   UPDATE report_test_totals t SET n = t.n - x.n
@@ -820,7 +822,8 @@ BEGIN
   DELETE FROM report_loops WHERE day = ANY (days);
   DELETE FROM report_tests WHERE day = ANY (days);
   PERFORM chalk_report_add(format('(SELECT r.* FROM runs r, unnest(%L::date[]) d
-    WHERE r.created_at >= d::timestamp AT TIME ZONE ''UTC'' AND r.created_at < (d + 1)::timestamp AT TIME ZONE ''UTC'')', days),
+    WHERE r.created_at >= d::timestamp AT TIME ZONE ''UTC'' AND r.created_at < (d + 1)::timestamp AT TIME ZONE ''UTC''
+      AND r.id NOT IN (SELECT id FROM report_pending))', days),
     NULL);
 END $f$;
 -- An insert lists its rows; every 64th insert statement (or one of 64 rows or more) folds, unless its

@@ -287,6 +287,38 @@ describe.each(BACKENDS)('the report card from the rollup equals the card from th
     await expectAllSame(store.pool, backend.name === 'postgres');
   }, 600_000);
 
+  it("the days made again leave rows still pending to their fold (an insert's commit between a change's fold and its days)", async () => {
+    // A change folds under the rollup's lock, then makes its days again from the rows, each statement in
+    // a snapshot of its own: an insert that commits between the two has its rows in runs and still in
+    // report_pending. Here that state is made in one snapshot (no fold), and the days made again directly.
+    const count = async (sql: string) => Number((await store.pool.query<{ n: string }>(sql)).rows[0]?.n);
+    const c = await store.pool.connect();
+    try {
+      await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      await c.query(`
+        INSERT INTO runs (repo, ticket, branch, loop, kind, agent_status, rubric_exit, progressed, model, prompts, cost_usd,
+          budget_usd, duration_s, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, turns, denials, lessons,
+          run_id, tests_hash, failing_tests, verdict, fp_rules, created_at)
+        SELECT 'repo-3', 'RACE-1', 'b', g, 'continue', 'ok', 1, false, 'opus', 'a1b2c3d4', 0.05 * g, 1, 60, 10, 10, 0, 0, 3,
+          0, 0, 'RACE-1-0', 'hr', 'tests/race.test.ts::x', 'spinning', 'shadow', now() - (4 - g) * interval '1 minute'
+        FROM generate_series(1, 3) g`);
+      await c.query(`SELECT chalk_report_days_redo(ARRAY[(now() AT TIME ZONE 'UTC')::date])`);
+      await c.query('COMMIT');
+    } catch (err) {
+      await c.query('ROLLBACK');
+      throw err;
+    } finally {
+      c.release();
+    }
+    expect(await count('SELECT count(*) AS n FROM report_pending')).toBeGreaterThanOrEqual(3);
+    expect(await count('SELECT COALESCE(sum(n), 0) AS n FROM report_calls WHERE every')).toBe(
+      (await count('SELECT count(*) AS n FROM runs')) - (await count('SELECT count(*) AS n FROM report_pending')),
+    );
+    await expectAllSame(store.pool, backend.name === 'postgres');
+    await store.pool.query('SELECT chalk_report_fold()');
+    await expectAllSame(store.pool, backend.name === 'postgres');
+  }, 600_000);
+
   it('one call at a time through the store: rows are folded in every 64th insert', async () => {
     const tick = (await store.pool.query('SELECT last_value, is_called FROM report_pending_tick')).rows[0];
     const before = Number(tick?.last_value) - (tick?.is_called ? 0 : 1);
