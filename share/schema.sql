@@ -490,16 +490,25 @@ END $$;
 -- Version 11: the report card's rollup (share/dashboard/ reads it; docs/architecture.md, "Report card").
 -- Days are UTC days of runs.created_at. A window (created_at >= now() - N days) is read as the rows
 -- before its first whole day from runs itself and every later day from these tables, so a card from the
--- rollup equals one from the rows. Kept by triggers on runs: an insert adds its rows' counts and sums
--- (report_calls, report_loops: once for every repository, `every`, and once for the row's own; the sets
--- report_tickets, report_tests with report_test_names); an update or delete makes the days and runs it touched again from the
--- rows (under an exclusive lock that inserts take shared); truncate empties them. report_runs holds each
--- run's facts (the ledger's, lessons' help, its latest progress), made again from the run's rows whenever
--- one is written, so a late or copied loop is placed in its run's order. The rollup holds nothing of its
--- own: `chalk db copy` does not copy it (the target's triggers make it) and a database written before
--- version 11 is back-filled here. The loop-cost percentiles are exact: report_loops' 'cost' histogram
--- (chalk_report_bucket, two significant figures) finds the bucket of each rank, and runs_loop_cost_idx
--- the value in it.
+-- rollup equals one from the rows. report_calls, report_loops (once for every repository, `every`, and
+-- once for the row's own), report_tickets, report_tests with report_test_names add up rows; report_runs
+-- holds each run's facts (the ledger's, lessons' help, its latest progress), made again from the run's
+-- rows whenever one is folded in, so a late or copied loop is placed in its run's order. The rollup holds
+-- nothing of its own: `chalk db copy` does not copy it (the target's triggers make it) and a database
+-- written before version 11 is back-filled here. The loop-cost percentiles are exact: report_loops' 'cost'
+-- histogram (chalk_report_bucket, two significant figures) finds the bucket of each rank, and
+-- runs_loop_cost_idx the value in it.
+-- Version 12: an insert only lists its rows in report_pending (one statement), and every 64th insert
+-- statement, or one of 64 rows or more, folds every pending row into the rollup at once
+-- (chalk_report_fold); the queries read pending rows from runs as they read the window's first partial
+-- day, so the card is exact whatever is pending. An update or delete folds first, then makes the days
+-- and runs it touched again from the rows; truncate empties it all. Every writer of the rollup holds one
+-- exclusive lock. report_test_totals (each test's loops over all days: a window's loops are the totals
+-- less the days before it when those are fewer), report_retry_keys (per UTC day of a run's first loop,
+-- repository and retried failure: the retries with and without lessons, and how many passed),
+-- report_run_days (the runs' facts by the day of their first loop) and report_run_seen (the runs by the
+-- day of their latest row) make a long window read days, not rows; decisions.call_loop and call_repo are each decision's call's (set by a
+-- trigger), so the stuck answers need no lookup of their calls.
 CREATE OR REPLACE FUNCTION chalk_report_loop(kind text) RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
   SELECT kind IN ('continue', 'retry', 'fix-review') $$;
 -- A cost's histogram bucket: exact below $0.01, then by its first two significant digits (10% wide at most).
@@ -540,6 +549,9 @@ CREATE TABLE IF NOT EXISTS report_tests (
   day date NOT NULL, test_id integer NOT NULL, ticket text NOT NULL, n bigint NOT NULL,
   PRIMARY KEY (day, test_id, ticket)
 );
+CREATE INDEX IF NOT EXISTS report_tests_test_idx ON report_tests (test_id, day);
+-- Version 12: each test's loops over every day (report_tests' n summed).
+CREATE TABLE IF NOT EXISTS report_test_totals (test_id integer PRIMARY KEY, n bigint NOT NULL);
 CREATE TABLE IF NOT EXISTS report_runs (
   repo text NOT NULL, run_id text NOT NULL,
   first_at timestamptz, last_at timestamptz, has_verdict boolean NOT NULL, any_stall boolean NOT NULL, mode text,
@@ -559,6 +571,50 @@ CREATE TABLE IF NOT EXISTS report_retries (
   passed boolean NOT NULL
 );
 CREATE INDEX IF NOT EXISTS report_retries_run_idx ON report_retries (repo, run_id);
+-- Version 12: the retries by the UTC day of their run's first loop, repository and retried failure (a key
+-- whose retries all moved elsewhere stays, with zeros).
+CREATE TABLE IF NOT EXISTS report_retry_keys (
+  day date NOT NULL, repo text NOT NULL, prev_key text NOT NULL, given bigint NOT NULL, given_passed bigint NOT NULL,
+  not_given bigint NOT NULL, not_given_passed bigint NOT NULL,
+  PRIMARY KEY (day, repo, prev_key)
+);
+-- Version 12: the runs' facts by the UTC day of their first loop (every repository's and each one's), so a
+-- long window's ledger reads days, not runs (a run opened a lesson or not is asked at read time).
+CREATE TABLE IF NOT EXISTS report_run_days (
+  day date NOT NULL, every boolean NOT NULL, repo text NOT NULL, mode text NOT NULL, has_verdict boolean NOT NULL,
+  any_stall boolean NOT NULL, judged boolean NOT NULL, blocker_only boolean NOT NULL, stop_verdict text NOT NULL,
+  false_stop boolean NOT NULL, improving boolean NOT NULL, runs bigint NOT NULL, np_cost numeric NOT NULL,
+  saved numeric NOT NULL, help_with bigint NOT NULL, help_with_passed bigint NOT NULL, help_without bigint NOT NULL,
+  help_without_passed bigint NOT NULL,
+  PRIMARY KEY (every, repo, day, mode, has_verdict, any_stall, judged, blocker_only, stop_verdict, false_stop, improving)
+);
+-- Version 12: the runs by the UTC day of their latest row: for every repository a run id once, by its
+-- latest row in any repository; for one, each of its runs.
+CREATE TABLE IF NOT EXISTS report_run_seen (
+  day date NOT NULL, every boolean NOT NULL, repo text NOT NULL, n bigint NOT NULL,
+  PRIMARY KEY (every, repo, day)
+);
+-- Version 12: the runs rows not yet folded into the rollup, and the count of insert statements that
+-- folds every 64th.
+CREATE TABLE IF NOT EXISTS report_pending (id bigint NOT NULL);
+CREATE SEQUENCE IF NOT EXISTS report_pending_tick;
+-- Version 12: each decision's call's loop and repository, kept by triggers on decisions and runs.
+ALTER TABLE decisions ADD COLUMN IF NOT EXISTS call_loop integer;
+ALTER TABLE decisions ADD COLUMN IF NOT EXISTS call_repo text;
+CREATE OR REPLACE FUNCTION chalk_decision_call() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+  SELECT c.loop, c.repo INTO NEW.call_loop, NEW.call_repo FROM runs c WHERE c.id = NEW.call_id;
+  IF NOT FOUND THEN
+    NEW.call_loop := NULL;
+    NEW.call_repo := NULL;
+  END IF;
+  RETURN NEW;
+END $f$;
+CREATE OR REPLACE TRIGGER decision_call BEFORE INSERT OR UPDATE OF call_id, call_loop, call_repo ON decisions
+  FOR EACH ROW EXECUTE FUNCTION chalk_decision_call();
+-- The pending rows themselves (the queries read them as they read the window's first partial day).
+CREATE OR REPLACE FUNCTION chalk_report_pending() RETURNS SETOF runs LANGUAGE sql STABLE AS $$
+  SELECT r.* FROM runs r WHERE r.id IN (SELECT id FROM report_pending) $$;
 -- One runs row as the rollup counts it (n = 1): report_calls' and report_loops' measures.
 CREATE OR REPLACE FUNCTION chalk_report_calls_of(r runs) RETURNS TABLE (
   day date, kind text, model text, prompts text, n bigint, cost numeric, seconds bigint, denials bigint,
@@ -635,23 +691,59 @@ CREATE OR REPLACE FUNCTION chalk_report_runs_of(ids text[], since timestamptz) R
     COALESCE(f.false_stop, false), COALESCE(f.np_cost, 0), COALESCE(f.saved, 0), COALESCE(f.improving, false),
     COALESCE(h.w, 0), COALESCE(h.wp, 0), COALESCE(h.wo, 0), COALESCE(h.wop, 0), p.progress_loop, p.progress_at, p.seen_at
   FROM p LEFT JOIN f USING (repo, run_id) LEFT JOIN h USING (repo, run_id) $$;
--- The runs' facts and retries made again from their rows (ids NULL: every run). A writer locks its runs'
--- slots (256 by hash, in order), so a concurrent writer of the same run waits and then sees its rows.
+-- Adds (sign 1) or takes away (-1) the runs' stored retries (ids NULL: every run's) to or from report_retry_keys.
+CREATE OR REPLACE FUNCTION chalk_report_keys_add(sign integer, ids text[]) RETURNS void LANGUAGE sql AS $f$
+  INSERT INTO report_retry_keys AS k
+  SELECT (p.first_at AT TIME ZONE 'UTC')::date, t.repo, t.prev_key, sign * count(*) FILTER (WHERE t.given),
+    sign * count(*) FILTER (WHERE t.given AND t.passed), sign * count(*) FILTER (WHERE NOT t.given),
+    sign * count(*) FILTER (WHERE NOT t.given AND t.passed)
+  FROM report_retries t JOIN report_runs p USING (repo, run_id)
+  WHERE t.prev_key IS NOT NULL AND (ids IS NULL OR t.run_id IN (SELECT unnest(ids)))
+  GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+  ON CONFLICT (day, repo, prev_key) DO UPDATE SET given = k.given + EXCLUDED.given,
+    given_passed = k.given_passed + EXCLUDED.given_passed, not_given = k.not_given + EXCLUDED.not_given,
+    not_given_passed = k.not_given_passed + EXCLUDED.not_given_passed $f$;
+-- Adds (sign 1) or takes away (-1) the runs' stored facts (ids NULL: every run's) to or from report_run_days
+-- and report_run_seen.
+CREATE OR REPLACE FUNCTION chalk_report_run_days_add(sign integer, ids text[]) RETURNS void LANGUAGE sql AS $f$
+  INSERT INTO report_run_days AS k
+  SELECT (p.first_at AT TIME ZONE 'UTC')::date, e.every, CASE WHEN e.every THEN '' ELSE p.repo END,
+    COALESCE(p.mode, 'unknown'), p.has_verdict, p.any_stall, p.judged, p.blocker_only, COALESCE(p.stop_verdict, ''),
+    p.false_stop, p.improving, sign * count(*), sign * sum(p.np_cost), sign * sum(p.saved), sign * sum(p.help_with),
+    sign * sum(p.help_with_passed), sign * sum(p.help_without), sign * sum(p.help_without_passed)
+  FROM report_runs p CROSS JOIN (VALUES (true), (false)) e(every)
+  WHERE p.first_at IS NOT NULL AND (ids IS NULL OR p.run_id IN (SELECT unnest(ids)))
+  GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 ORDER BY 2, 3, 1, 4, 5, 6, 7, 8, 9, 10, 11
+  ON CONFLICT (every, repo, day, mode, has_verdict, any_stall, judged, blocker_only, stop_verdict, false_stop, improving)
+  DO UPDATE SET runs = k.runs + EXCLUDED.runs, np_cost = k.np_cost + EXCLUDED.np_cost, saved = k.saved + EXCLUDED.saved,
+    help_with = k.help_with + EXCLUDED.help_with, help_with_passed = k.help_with_passed + EXCLUDED.help_with_passed,
+    help_without = k.help_without + EXCLUDED.help_without,
+    help_without_passed = k.help_without_passed + EXCLUDED.help_without_passed;
+  INSERT INTO report_run_seen AS k
+  SELECT day, every, repo, sign * count(*) FROM (
+    SELECT (max(p.seen_at) AT TIME ZONE 'UTC')::date AS day, true AS every, '' AS repo
+    FROM report_runs p WHERE ids IS NULL OR p.run_id IN (SELECT unnest(ids)) GROUP BY p.run_id
+    UNION ALL SELECT (p.seen_at AT TIME ZONE 'UTC')::date, false, p.repo
+    FROM report_runs p WHERE ids IS NULL OR p.run_id IN (SELECT unnest(ids))) x
+  GROUP BY 1, 2, 3 ORDER BY 2, 3, 1
+  ON CONFLICT (every, repo, day) DO UPDATE SET n = k.n + EXCLUDED.n $f$;
+-- The runs' facts and retries made again from their rows (ids NULL: every run), under the rollup's lock.
 CREATE OR REPLACE FUNCTION chalk_report_runs_redo(ids text[]) RETURNS void LANGUAGE plpgsql AS $f$
 BEGIN
   IF ids IS NULL THEN
-    TRUNCATE report_runs, report_retries;
+    TRUNCATE report_runs, report_retries, report_retry_keys, report_run_days, report_run_seen;
   ELSE
-    PERFORM pg_advisory_xact_lock(7242011, x) FROM (SELECT DISTINCT hashtext(unnest(ids)) & 255 AS x ORDER BY 1) u;
+    PERFORM chalk_report_keys_add(-1, ids), chalk_report_run_days_add(-1, ids);
     DELETE FROM report_runs WHERE run_id IN (SELECT unnest(ids));
     DELETE FROM report_retries WHERE run_id IN (SELECT unnest(ids));
   END IF;
   INSERT INTO report_runs SELECT * FROM chalk_report_runs_of(ids, '-infinity');
   INSERT INTO report_retries SELECT * FROM chalk_report_retries_of(ids, '-infinity');
+  PERFORM chalk_report_keys_add(1, ids), chalk_report_run_days_add(1, ids);
 END $f$;
 -- The statements that add rows' counts and sums to the daily tables, upserting in key order (concurrent
--- writers commute): `src` names a relation of runs rows, the trigger's transition table or a query of runs
--- in parentheses. The trigger runs them itself (a transition table is seen only by its own function).
+-- writers commute): `src` names a relation of runs rows or a query of runs in parentheses, which may read
+-- an array of runs ids as $1.
 CREATE OR REPLACE FUNCTION chalk_report_add_sql(src text) RETURNS text[] LANGUAGE sql IMMUTABLE AS $f$
   SELECT ARRAY[format($q$
     INSERT INTO report_calls AS t
@@ -687,60 +779,101 @@ CREATE OR REPLACE FUNCTION chalk_report_add_sql(src text) RETURNS text[] LANGUAG
     FROM %s a CROSS JOIN LATERAL chalk_report_tests_of(a::runs) c
       JOIN report_test_names k ON k.repo = a.repo AND k.flaky = c.flaky AND k.test = c.test
     GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-    ON CONFLICT (day, test_id, ticket) DO UPDATE SET n = t.n + EXCLUDED.n$q$, src)]
+    ON CONFLICT (day, test_id, ticket) DO UPDATE SET n = t.n + EXCLUDED.n$q$, src), format($q$
+    INSERT INTO report_test_totals AS t
+    SELECT k.id, sum(c.n)
+    FROM %s a CROSS JOIN LATERAL chalk_report_tests_of(a::runs) c
+      JOIN report_test_names k ON k.repo = a.repo AND k.flaky = c.flaky AND k.test = c.test
+    GROUP BY 1 ORDER BY 1
+    ON CONFLICT (test_id) DO UPDATE SET n = t.n + EXCLUDED.n$q$, src)]
 $f$;
-CREATE OR REPLACE FUNCTION chalk_report_add(src text) RETURNS void LANGUAGE plpgsql AS $f$
+DROP FUNCTION IF EXISTS chalk_report_add(text);
+CREATE OR REPLACE FUNCTION chalk_report_add(src text, ids bigint[]) RETURNS void LANGUAGE plpgsql AS $f$
 DECLARE
   q text;
 BEGIN
   FOREACH q IN ARRAY chalk_report_add_sql(src) LOOP
-    EXECUTE q;
+    EXECUTE q USING ids;
   END LOOP;
 END $f$;
--- The daily tables' rows of these days made again from runs (the caller holds the exclusive lock).
+-- Folds every pending row visible here into the rollup: their sums added, their runs' facts made again.
+-- Rows another transaction has not committed yet stay pending for a later fold.
+CREATE OR REPLACE FUNCTION chalk_report_fold() RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+  ids bigint[];
+BEGIN
+  PERFORM pg_advisory_xact_lock(7242010);
+  WITH d AS (DELETE FROM report_pending RETURNING id) SELECT array_agg(id) INTO ids FROM d;
+  IF ids IS NULL THEN
+    RETURN;
+  END IF;
+  PERFORM chalk_report_add('(SELECT r.* FROM runs r WHERE r.id IN (SELECT unnest($1::bigint[])))', ids);
+  PERFORM chalk_report_runs_redo(array_agg(DISTINCT run_id))
+  FROM runs WHERE id IN (SELECT unnest(ids)) AND run_id IS NOT NULL HAVING count(*) > 0;
+END $f$;
+-- The daily tables' rows of these days made again from runs (the caller holds the lock and has folded).
+-- Rows still pending are left to their fold: an insert that committed after the caller's fold has its
+-- rows in runs and in report_pending both (inserts take no lock).
 CREATE OR REPLACE FUNCTION chalk_report_days_redo(days date[]) RETURNS void LANGUAGE plpgsql AS $f$
 BEGIN
+  UPDATE report_test_totals t SET n = t.n - x.n
+  FROM (SELECT test_id, sum(n) AS n FROM report_tests WHERE day = ANY (days) GROUP BY 1) x WHERE t.test_id = x.test_id;
   DELETE FROM report_calls WHERE day = ANY (days);
   DELETE FROM report_loops WHERE day = ANY (days);
   DELETE FROM report_tests WHERE day = ANY (days);
   PERFORM chalk_report_add(format('(SELECT r.* FROM runs r, unnest(%L::date[]) d
-    WHERE r.created_at >= d::timestamp AT TIME ZONE ''UTC'' AND r.created_at < (d + 1)::timestamp AT TIME ZONE ''UTC'')', days));
+    WHERE r.created_at >= d::timestamp AT TIME ZONE ''UTC'' AND r.created_at < (d + 1)::timestamp AT TIME ZONE ''UTC''
+      AND r.id NOT IN (SELECT id FROM report_pending))', days),
+    NULL);
 END $f$;
+-- An insert lists its rows; every 64th insert statement (or one of 64 rows or more) folds, unless its
+-- transaction reads one snapshot (a fold there could meet rows another fold took meanwhile).
 CREATE OR REPLACE FUNCTION chalk_report_insert() RETURNS trigger LANGUAGE plpgsql AS $f$
-DECLARE
-  q text;
 BEGIN
-  PERFORM pg_advisory_xact_lock_shared(7242010);
-  FOREACH q IN ARRAY chalk_report_add_sql('added') LOOP
-    EXECUTE q;
-  END LOOP;
-  PERFORM chalk_report_runs_redo(array_agg(DISTINCT run_id)) FROM added WHERE run_id IS NOT NULL HAVING count(*) > 0;
+  INSERT INTO report_pending (id) SELECT id FROM added;
+  IF (nextval('report_pending_tick') % 64 = 0 OR EXISTS (SELECT 1 FROM added OFFSET 63))
+     AND current_setting('transaction_isolation') = 'read committed' THEN
+    PERFORM chalk_report_fold();
+  END IF;
   RETURN NULL;
 END $f$;
 CREATE OR REPLACE FUNCTION chalk_report_change() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
-  PERFORM pg_advisory_xact_lock(7242010);
+  -- Under the lock, with nothing pending: the days and runs made again hold every row.
+  PERFORM chalk_report_fold();
   IF TG_OP = 'UPDATE' THEN
     PERFORM chalk_report_days_redo(array_agg(DISTINCT d)), chalk_report_runs_redo(array_agg(DISTINCT r) FILTER (WHERE r IS NOT NULL))
     FROM (SELECT (created_at AT TIME ZONE 'UTC')::date AS d, run_id AS r FROM removed
           UNION SELECT (created_at AT TIME ZONE 'UTC')::date, run_id FROM added) x HAVING count(*) > 0;
+    -- A decision's call's loop and repository (chalk_decision_call looks them up again).
+    UPDATE decisions d SET call_id = d.call_id FROM added a
+    WHERE d.call_id = a.id AND (d.call_loop IS DISTINCT FROM a.loop OR d.call_repo IS DISTINCT FROM a.repo);
   ELSE
     PERFORM chalk_report_days_redo(array_agg(DISTINCT (created_at AT TIME ZONE 'UTC')::date)),
       chalk_report_runs_redo(array_agg(DISTINCT run_id) FILTER (WHERE run_id IS NOT NULL))
     FROM removed HAVING count(*) > 0;
   END IF;
-  -- A ticket's latest row may now be an earlier one.
-  DELETE FROM report_tickets t USING (SELECT DISTINCT repo, ticket FROM removed) x
-  WHERE t.repo = x.repo AND t.ticket = x.ticket;
-  INSERT INTO report_tickets AS t
-  SELECT r.repo, r.ticket, max(r.created_at) FROM runs r JOIN (SELECT DISTINCT repo, ticket FROM removed) x
-    ON r.repo = x.repo AND r.ticket = x.ticket GROUP BY 1, 2
-  ON CONFLICT (repo, ticket) DO UPDATE SET last_at = EXCLUDED.last_at;
+  -- A ticket's latest row may now be an earlier one, or another's (an update may move a row).
+  IF TG_OP = 'UPDATE' THEN
+    DELETE FROM report_tickets t USING (SELECT repo, ticket FROM removed UNION SELECT repo, ticket FROM added) x
+    WHERE t.repo = x.repo AND t.ticket = x.ticket;
+    INSERT INTO report_tickets
+    SELECT r.repo, r.ticket, max(r.created_at)
+    FROM runs r JOIN (SELECT repo, ticket FROM removed UNION SELECT repo, ticket FROM added) x
+      ON r.repo = x.repo AND r.ticket = x.ticket GROUP BY 1, 2 ORDER BY 1, 2;
+  ELSE
+    DELETE FROM report_tickets t USING (SELECT DISTINCT repo, ticket FROM removed) x
+    WHERE t.repo = x.repo AND t.ticket = x.ticket;
+    INSERT INTO report_tickets
+    SELECT r.repo, r.ticket, max(r.created_at) FROM runs r JOIN (SELECT DISTINCT repo, ticket FROM removed) x
+      ON r.repo = x.repo AND r.ticket = x.ticket GROUP BY 1, 2 ORDER BY 1, 2;
+  END IF;
   RETURN NULL;
 END $f$;
 CREATE OR REPLACE FUNCTION chalk_report_truncate() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
-  TRUNCATE report_calls, report_loops, report_tickets, report_tests, report_test_names, report_runs, report_retries;
+  TRUNCATE report_calls, report_loops, report_tickets, report_tests, report_test_totals, report_test_names, report_runs,
+    report_retries, report_retry_keys, report_run_days, report_run_seen, report_pending;
   RETURN NULL;
 END $f$;
 CREATE OR REPLACE TRIGGER report_insert AFTER INSERT ON runs
@@ -751,11 +884,25 @@ CREATE OR REPLACE TRIGGER report_delete AFTER DELETE ON runs
   REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION chalk_report_change();
 CREATE OR REPLACE TRIGGER report_truncate AFTER TRUNCATE ON runs
   FOR EACH STATEMENT EXECUTE FUNCTION chalk_report_truncate();
--- Rows written before version 11 (a database that has its rollup already is left as it is).
 DO $$ BEGIN
-  IF NOT EXISTS (SELECT 1 FROM report_calls) AND EXISTS (SELECT 1 FROM runs) THEN
-    PERFORM chalk_report_add('runs');
-    PERFORM chalk_report_runs_redo(NULL);
+  -- Rows written before version 11 (a database that has its rollup already, or rows pending, is left as
+  -- it is): every row folded in at once.
+  IF NOT EXISTS (SELECT 1 FROM report_calls) AND NOT EXISTS (SELECT 1 FROM report_pending)
+     AND EXISTS (SELECT 1 FROM runs) THEN
+    INSERT INTO report_pending (id) SELECT id FROM runs;
+    PERFORM chalk_report_fold();
   END IF;
+  -- A rollup written by version 11: version 12's totals and keys made from it, and the decisions' calls.
+  IF NOT EXISTS (SELECT 1 FROM report_test_totals) THEN
+    INSERT INTO report_test_totals SELECT test_id, sum(n) FROM report_tests GROUP BY 1;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM report_retry_keys) THEN
+    PERFORM chalk_report_keys_add(1, NULL);
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM report_run_seen) THEN
+    PERFORM chalk_report_run_days_add(1, NULL);
+  END IF;
+  UPDATE decisions d SET call_id = d.call_id FROM runs c
+  WHERE c.id = d.call_id AND (d.call_loop IS DISTINCT FROM c.loop OR d.call_repo IS DISTINCT FROM c.repo);
 END $$;
--- End of version 11's rollup.
+-- End of the report card's rollup (versions 11 and 12).

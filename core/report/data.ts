@@ -201,21 +201,48 @@ export function percentileRows(n: number, p: number): { lo: number; hi: number; 
   return { lo: Math.floor(pos), hi: Math.ceil(pos), frac: pos - Math.floor(pos) };
 }
 
-/** The histogram's bucket holding the row of rank `rank` (0-based), and the row's place in it. */
-export function bucketOf(hist: readonly [number, number][], rank: number): { bucket: number; offset: number } {
+/** The histogram's bucket holding the row of rank `rank` (0-based), the row's place in it, and its rows. */
+export function bucketOf(
+  hist: readonly [number, number][],
+  rank: number,
+): { bucket: number; offset: number; size: number } {
   let before = 0;
   for (const [bucket, n] of hist) {
-    if (rank < before + n) return { bucket, offset: rank - before };
+    if (rank < before + n) return { bucket, offset: rank - before, size: n };
     before += n;
   }
   throw new Error(`rank ${rank} is past the histogram's ${before} rows`);
 }
 
-/** The window's loop costs of these ranks, ascending (each bucket read from runs_loop_cost_idx). */
-const RANKED_COSTS = `SELECT cost_usd::text AS cost FROM runs
+/** The window's loop costs of these ranks in a bucket (read from runs_loop_cost_idx), from its cheapest or its dearest. */
+const rankedCosts = (order: 'ASC' | 'DESC') => `SELECT cost_usd::text AS cost FROM runs
   WHERE chalk_report_bucket(cost_usd) = $1 AND kind IN ('continue', 'retry', 'fix-review')
     AND created_at >= now() - make_interval(days => $2::int) AND ($3::text IS NULL OR repo = $3::text)
-  ORDER BY cost_usd OFFSET $4 LIMIT $5`;
+  ORDER BY cost_usd ${order} OFFSET $4 LIMIT $5`;
+const RANKED_COSTS = rankedCosts('ASC');
+const RANKED_COSTS_DESC = rankedCosts('DESC');
+
+/**
+ * Up to `count` of the window's loop costs from rank `rank` on, within its bucket, ascending: read
+ * from whichever end of the bucket is nearer (a bucket holds thousands of a year's loops).
+ */
+async function costsAt(
+  db: Pick<PoolClient, 'query'>,
+  w: Window,
+  hist: readonly [number, number][],
+  rank: number,
+  count: number,
+): Promise<number[]> {
+  const { bucket, offset, size } = bucketOf(hist, rank);
+  const c = Math.min(count, size - offset);
+  const r =
+    offset > size / 2
+      ? (
+          await db.query<{ cost: string }>(RANKED_COSTS_DESC, [bucket, w.days, w.repo, size - offset - c, c])
+        ).rows.reverse()
+      : (await db.query<{ cost: string }>(RANKED_COSTS, [bucket, w.days, w.repo, offset, c])).rows;
+  return r.map((x) => Number(x.cost));
+}
 
 /**
  * percentile_cont(p) of the window's loop costs, exactly as Postgres computes it over the rows: the
@@ -230,11 +257,7 @@ async function loopCostPercentile(
   const n = hist.reduce((s, [, k]) => s + k, 0);
   if (n === 0) return null;
   const { lo, hi, frac } = percentileRows(n, p);
-  const at = async (rank: number, count: number) => {
-    const { bucket, offset } = bucketOf(hist, rank);
-    const r = await db.query<{ cost: string }>(RANKED_COSTS, [bucket, w.days, w.repo, offset, count]);
-    return r.rows.map((x) => Number(x.cost));
-  };
+  const at = (rank: number, count: number) => costsAt(db, w, hist, rank, count);
   const first = await at(lo, hi === lo ? 1 : 2);
   const low = first[0];
   if (low === undefined) throw new Error('the rollup and runs disagree on the loop costs');
@@ -248,8 +271,9 @@ async function loopCostPercentile(
 async function begin(db: PoolClient, snapshot?: string): Promise<void> {
   await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   if (snapshot !== undefined) await db.query(`SET TRANSACTION SNAPSHOT '${snapshot.replace(/[^0-9A-F-]/gi, '')}'`);
-  // The window's groupings hash tens of thousands of rollup rows: in memory, not spilled to disk.
-  await db.query(`SET LOCAL work_mem = '64MB'`);
+  // The window's groupings hash tens of thousands of rollup rows: in memory, not spilled to disk. Compiling
+  // these plans (JIT, where the server has it) costs more than running them: seconds for the stuck answers.
+  await db.query(`SET LOCAL work_mem = '64MB'; SET LOCAL jit = off`);
 }
 
 /**
@@ -290,8 +314,19 @@ export async function loadReport(pool: Pool, w: Window, opts: { parallel?: boole
     const raw = { summary, runs, decider, tickets } as unknown as RawReport;
     raw.decider.answers = answersOf((answers as AnswersDoc | undefined) ?? { keys: [], gated: [], others: [] });
     const hist = raw.summary.cost_hist;
-    raw.summary.budget.median = await loopCostPercentile(first, w, hist, 0.5);
-    raw.summary.budget.p90 = await loopCostPercentile(first, w, hist, 0.9);
+    // The median, the 90th percentile and the dearest loop (the last rank), at once where there are connections.
+    const levels = [0.5, 0.9, 1] as const;
+    const [median, p90, max] =
+      more.length >= 2
+        ? await Promise.all(levels.map((p, i) => loopCostPercentile([first, ...more][i] as PoolClient, w, hist, p)))
+        : [
+            await loopCostPercentile(first, w, hist, 0.5),
+            await loopCostPercentile(first, w, hist, 0.9),
+            await loopCostPercentile(first, w, hist, 1),
+          ];
+    raw.summary.budget.median = median ?? null;
+    raw.summary.budget.p90 = p90 ?? null;
+    raw.summary.budget.max = max ?? null;
     for (const c of [first, ...more]) await c.query('COMMIT');
     // Nullable aggregates and numerics are numbers or null from here on.
     raw.summary.budget.cap = raw.summary.budget.cap === null ? null : n(raw.summary.budget.cap);

@@ -32,9 +32,12 @@ import { SHARE_DIR } from '../paths.js';
  * 11: the report card's rollup: report_calls, report_loops, report_tickets, report_tests (per UTC day),
  *    report_runs and report_retries (per run), kept by triggers on runs and back-filled, and
  *    runs_loop_cost_idx for the exact loop-cost percentiles.
+ * 12: the rollup kept cheaply: an insert lists its rows in report_pending and every 64th insert folds
+ *    them in at once (the card reads pending rows as it reads the window's first partial day);
+ *    report_test_totals and report_retry_keys for long windows; decisions.call_loop and call_repo.
  * Every earlier version's file is in tests/fixtures/schema/, and the upgrade from each is tested.
  */
-export const SCHEMA_VERSION = 11;
+export const SCHEMA_VERSION = 12;
 
 /** Any fixed number: the advisory lock that serialises schema application across processes. */
 const SCHEMA_LOCK = 7_242_001;

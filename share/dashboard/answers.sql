@@ -3,29 +3,35 @@
 -- each run by its first), the window's other answers grouped by what the confidence bands count, and
 -- every (URL, model) that answered (each has a row in the gate's table).
 -- $1: the window in days; $2: the repository, or NULL for every repository.
--- A call's loop and repository are looked up by id, only for the answers that need them.
+-- A call's loop and repository are the decision's own columns (call_loop, call_repo: schema version 12);
+-- a run's latest progressing loop is report_runs' (over its folded rows) or a pending row's.
 WITH a0 AS (
   SELECT d.id, d.created_at, COALESCE(d.url, '') AS url, COALESCE(d.model, '') AS model, d.run_id, d.mode, d.answer,
-         d.confidence, d.call_id, d.created_at >= now() - make_interval(days => $1::int) AS in_window,
+         d.confidence, d.call_loop, d.call_repo, d.created_at >= now() - make_interval(days => $1::int) AS in_window,
          d.mode = 'shadow' AND d.answer = 'yes' AS gated
   FROM decisions d
   WHERE d.kind = 'stuck' AND d.answer IS NOT NULL AND d.confidence IS NOT NULL AND d.run_id IS NOT NULL
 ), a AS (
-  SELECT a0.*, c.loop AS call_loop FROM a0 LEFT JOIN LATERAL (SELECT repo, loop FROM runs c WHERE c.id = a0.call_id LIMIT 1) c ON true
-  WHERE (a0.gated OR a0.in_window OR $2::text IS NOT NULL) AND ($2::text IS NULL OR c.repo = $2::text)
+  SELECT * FROM a0 WHERE $2::text IS NULL OR call_repo = $2::text
+), g AS (
+  -- Each run's latest progress, by one hash of the runs (not a probe per answer).
+  SELECT run_id, max(progress_loop) AS progress_loop, max(progress_at) AS progress_at FROM (
+    SELECT run_id, progress_loop, progress_at FROM report_runs
+    UNION ALL SELECT run_id, CASE WHEN progressed THEN loop END, CASE WHEN progressed THEN created_at END
+    FROM chalk_report_pending() WHERE run_id IS NOT NULL) x
+  GROUP BY 1
 ), j AS (
   SELECT a.*,
     COALESCE(CASE WHEN a.call_loop IS NOT NULL THEN g.progress_loop > a.call_loop ELSE g.progress_at > a.created_at END,
              false) AS later_progress,
-    EXISTS (SELECT 1 FROM lessons x WHERE x.run_id = a.run_id) AS detained
-  FROM a LEFT JOIN LATERAL (SELECT max(progress_loop) AS progress_loop, max(progress_at) AS progress_at
-                            FROM report_runs p WHERE p.run_id = a.run_id) g ON true
+    x.run_id IS NOT NULL AS detained
+  FROM a LEFT JOIN g ON g.run_id = a.run_id
+  LEFT JOIN (SELECT DISTINCT run_id FROM lessons WHERE run_id IS NOT NULL) x ON x.run_id = a.run_id
   WHERE a.gated OR a.in_window
 )
 SELECT json_build_object(
   'keys', (SELECT COALESCE(json_agg(json_build_array(url, model)), '[]'::json) FROM (
-      SELECT DISTINCT url, model FROM a0 WHERE $2::text IS NULL
-      UNION SELECT DISTINCT url, model FROM a WHERE $2::text IS NOT NULL) k),
+      SELECT DISTINCT url, model FROM a) k),
   -- [url, model, run, confidence, in window, later progress, detained], oldest first.
   'gated', (SELECT COALESCE(json_agg(json_build_array(url, model, run_id, confidence, in_window, later_progress, detained)
       ORDER BY created_at, id), '[]'::json) FROM j WHERE gated),

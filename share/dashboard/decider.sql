@@ -2,11 +2,11 @@
 -- calibration gate judges (all history) are stuck-answers.sql's, which the run's `on` mode reads too.
 -- $1: the window in days; $2: the repository, or NULL for every repository.
 -- The window's decisions by their time (decisions_created_idx); a decision's repository is its call's
--- (looked up by id, only when one repository is asked).
+-- (decisions.call_repo, schema version 12).
 WITH w AS (
-  SELECT d.* FROM decisions d
+  SELECT d.kind, d.mode, d.answer, d.acted, d.latency_ms, d.error, d.url, d.model FROM decisions d
   WHERE d.created_at >= now() - make_interval(days => $1::int)
-    AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM runs c WHERE c.id = d.call_id AND c.repo = $2::text))
+    AND ($2::text IS NULL OR d.call_repo = $2::text)
 )
 SELECT json_build_object(
   'asked', (SELECT count(*) FROM w),

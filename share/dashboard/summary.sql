@@ -2,13 +2,17 @@
 -- $1: the window in days; $2: the repository, or NULL for every repository.
 -- Runs unchanged on the embedded PGlite store and on any Postgres >= 14.
 -- The window (created_at >= now() - $1 days) is read in two parts that add up to it: its rows before
--- its first whole UTC day (`edge`, from runs, each row counted as the rollup counts it) and every later
--- day from the rollup (report_*, schema version 10), for every repository (`every`) or the one asked.
+-- its first whole UTC day and the rows not yet folded into the rollup (`edge`, from runs, each row
+-- counted as the rollup counts it) and every later day from the rollup (report_*, schema versions 11
+-- and 12), for every repository (`every`) or the one asked. A test's loops are report_test_totals' less
+-- the days before the window when there are fewer days before it than in it (`back`).
 -- tests/fixtures/dashboard-raw/summary.sql is the same document from the rows alone, which the tests
--- hold this to. The loop-cost median and 90th percentile are placed exactly by core/report/data.ts
--- from `cost_hist` (see there).
+-- hold this to. The loop-cost median, 90th percentile and maximum are placed exactly by
+-- core/report/data.ts from `cost_hist` (see there).
 WITH w AS (
-  SELECT s, d0 AT TIME ZONE 'UTC' AS e, d0::date AS day0
+  SELECT s, d0 AT TIME ZONE 'UTC' AS e, d0::date AS day0,
+    -- Fewer days of failing tests before the window than in it: read those, and the totals.
+    d0::date - (SELECT min(day) FROM report_tests) < (SELECT max(day) FROM report_tests) - d0::date AS back
   FROM (SELECT s, CASE WHEN date_trunc('day', s AT TIME ZONE 'UTC') = s AT TIME ZONE 'UTC'
                        THEN date_trunc('day', s AT TIME ZONE 'UTC')
                        ELSE date_trunc('day', s AT TIME ZONE 'UTC') + interval '1 day' END AS d0
@@ -16,35 +20,60 @@ WITH w AS (
 ), edge AS (
   SELECT r FROM runs r, w
   WHERE r.created_at >= w.s AND r.created_at < w.e AND ($2::text IS NULL OR r.repo = $2::text)
+  UNION ALL SELECT r FROM chalk_report_pending() r, w
+  WHERE r.created_at >= w.e AND ($2::text IS NULL OR r.repo = $2::text)
 ), c AS (
   SELECT day, kind, model, prompts, n, cost, seconds, denials, input_tokens, output_tokens, cache_read_tokens,
          cache_write_tokens, turns, progressed, np_cost, with_denials, failed, failed_no_tests, status_fail, first_at
   FROM report_calls, w WHERE day >= w.day0 AND every = ($2::text IS NULL) AND repo = COALESCE($2::text, '')
   UNION ALL SELECT c.* FROM edge a CROSS JOIN LATERAL chalk_report_calls_of(a.r) c
 ), lp AS (
-  SELECT dim, key, n, turns, top FROM report_loops, w
-  WHERE day >= w.day0 AND every = ($2::text IS NULL) AND repo = COALESCE($2::text, '')
-  UNION ALL SELECT c.dim, c.key, c.n, c.turns, c.top FROM edge a CROSS JOIN LATERAL chalk_report_loops_of(a.r) c
-), ts AS (
-  -- Failing and flaky tests by number (report_test_names): per ticket, the window's loops.
-  SELECT t.test_id, t.ticket, t.n FROM report_tests t, w
-  WHERE t.day >= w.day0
-    AND ($2::text IS NULL OR t.test_id IN (SELECT id FROM report_test_names WHERE repo = $2::text))
-  UNION ALL SELECT k.id, (a.r).ticket, c.n FROM edge a CROSS JOIN LATERAL chalk_report_tests_of(a.r) c
-    JOIN report_test_names k ON k.repo = (a.r).repo AND k.flaky = c.flaky AND k.test = c.test
+  -- The loops' dimensions, each key once (the rollup's days and the edge together).
+  SELECT dim, key, sum(n) AS n, sum(turns) AS turns FROM (
+    SELECT dim, key, n, turns FROM report_loops, w
+    WHERE day >= w.day0 AND every = ($2::text IS NULL) AND repo = COALESCE($2::text, '')
+    UNION ALL SELECT c.dim, c.key, c.n, c.turns FROM edge a CROSS JOIN LATERAL chalk_report_loops_of(a.r) c) x
+  GROUP BY 1, 2
+), et AS (
+  -- The edge's failing and flaky tests, by name (a pending row's test may have no number yet).
+  SELECT (a.r).repo AS repo, c.flaky, c.test, (a.r).ticket AS ticket, c.n
+  FROM edge a CROSS JOIN LATERAL chalk_report_tests_of(a.r) c
 ), tl AS (
-  SELECT k.repo, k.flaky, k.test, l.test_id, l.loops
-  FROM (SELECT test_id, sum(n) AS loops FROM ts GROUP BY 1) l JOIN report_test_names k ON k.id = l.test_id
+  -- Each test's loops in the window: the rollup's days by number (report_test_names), and the edge's.
+  SELECT repo, flaky, test, max(test_id) AS test_id, sum(loops) AS loops FROM (
+    SELECT k.repo, k.flaky, k.test, l.test_id, l.loops FROM (
+      SELECT test_id, sum(n) AS loops FROM (
+        SELECT t.test_id, t.n FROM report_tests t, w WHERE NOT w.back AND t.day >= w.day0
+        UNION ALL SELECT x.test_id, x.n FROM report_test_totals x, w WHERE w.back
+        UNION ALL SELECT t.test_id, -t.n FROM report_tests t, w WHERE w.back AND t.day < w.day0) u
+      GROUP BY 1 HAVING sum(n) <> 0) l
+    JOIN report_test_names k ON k.id = l.test_id WHERE $2::text IS NULL OR k.repo = $2::text
+    UNION ALL SELECT repo, flaky, test, NULL, n FROM et) x
+  GROUP BY 1, 2, 3
 ), cand AS (
   -- Every test that can be in its repository's ten (its loops at least the tenth's), whose tickets are then counted.
   SELECT repo, flaky, test, test_id, loops FROM (
     SELECT tl.*, rank() OVER (PARTITION BY repo, flaky ORDER BY loops DESC) AS rk FROM tl) x
   WHERE rk <= 10
+), tt AS (
+  -- Each candidate's tickets in the rollup's days (report_tests_test_idx, per candidate), and the edge's
+  -- that those do not hold.
+  SELECT c.test_id, k.tickets FROM cand c, w, LATERAL (
+    SELECT count(DISTINCT t.ticket) AS tickets FROM report_tests t WHERE t.test_id = c.test_id AND t.day >= w.day0) k
+  WHERE c.test_id IS NOT NULL
+), te AS (
+  SELECT e.repo, e.flaky, e.test, count(DISTINCT e.ticket) AS tickets
+  FROM et e JOIN cand c ON c.repo = e.repo AND c.flaky = e.flaky AND c.test = e.test, w
+  WHERE (SELECT count(*) FROM report_tests t WHERE t.test_id = c.test_id AND t.ticket = e.ticket AND t.day >= w.day0) = 0
+  GROUP BY 1, 2, 3
 ), tests AS (
-  SELECT c.repo, c.flaky, c.test, c.loops, k.tickets FROM cand c JOIN (
-    SELECT test_id, count(*) AS tickets FROM (
-      SELECT DISTINCT test_id, ticket FROM ts WHERE test_id IN (SELECT test_id FROM cand)) d
-    GROUP BY 1) k USING (test_id)
+  SELECT c.repo, c.flaky, c.test, c.loops, COALESCE(tt.tickets, 0) + COALESCE(te.tickets, 0) AS tickets
+  FROM cand c LEFT JOIN tt ON tt.test_id = c.test_id
+  LEFT JOIN te ON te.repo = c.repo AND te.flaky = c.flaky AND te.test = c.test
+), tk AS (
+  -- A ticket, run or repository is in the window when its latest row is (report_tickets, report_runs, pending rows).
+  SELECT repo, ticket FROM report_tickets t, w WHERE t.last_at >= w.s AND ($2::text IS NULL OR t.repo = $2::text)
+  UNION SELECT repo, ticket FROM chalk_report_pending() r, w WHERE r.created_at >= w.s AND ($2::text IS NULL OR r.repo = $2::text)
 ), e AS (
   SELECT events.* FROM events, w
   WHERE created_at >= w.s AND ($2::text IS NULL OR repo = $2::text)
@@ -60,13 +89,20 @@ SELECT json_build_object(
       'loop_cost', COALESCE(sum(cost) FILTER (WHERE chalk_report_loop(kind)), 0),
       'checkpoints', COALESCE(sum(progressed) FILTER (WHERE chalk_report_loop(kind)), 0),
       'no_progress_cost', COALESCE(sum(np_cost) FILTER (WHERE chalk_report_loop(kind)), 0),
-      -- Distinct counts by hashing (SELECT DISTINCT) rather than count(DISTINCT), which sorts.
-      -- A ticket, run or repository is in the window when its latest row is (report_tickets, report_runs).
-      'tickets', (SELECT count(*) FROM report_tickets t, w WHERE t.last_at >= w.s AND ($2::text IS NULL OR t.repo = $2::text)),
-      'runs', (SELECT count(*) FROM (SELECT DISTINCT run_id FROM report_runs p, w
-                                     WHERE p.seen_at >= w.s AND ($2::text IS NULL OR p.repo = $2::text)) x),
-      'repositories', (SELECT count(*) FROM (SELECT DISTINCT repo FROM report_tickets t, w
-                                             WHERE t.last_at >= w.s AND ($2::text IS NULL OR t.repo = $2::text)) x),
+      -- Distinct counts by hashing (SELECT DISTINCT, UNION) rather than count(DISTINCT), which sorts.
+      'tickets', (SELECT count(*) FROM tk),
+      -- The runs: report_run_seen's days (a run id once, by its latest row), the first partial day's runs,
+      -- and the runs whose stored latest row is before the window but a pending row is in it.
+      'runs', (SELECT COALESCE(sum(n), 0) FROM report_run_seen k, w
+               WHERE k.day >= w.day0 AND k.every = ($2::text IS NULL) AND k.repo = COALESCE($2::text, ''))
+        + (SELECT count(*) FROM (SELECT DISTINCT run_id FROM report_runs p, w
+                                 WHERE p.seen_at >= w.s AND p.seen_at < w.e AND ($2::text IS NULL OR p.repo = $2::text)) x, w
+           WHERE $2::text IS NOT NULL OR (SELECT max(q.seen_at) FROM report_runs q WHERE q.run_id = x.run_id) < w.e)
+        + (SELECT count(*) FROM (SELECT DISTINCT run_id FROM chalk_report_pending() r, w
+                                 WHERE r.created_at >= w.s AND r.run_id IS NOT NULL AND ($2::text IS NULL OR r.repo = $2::text)) x, w
+           WHERE NOT EXISTS (SELECT 1 FROM report_runs q WHERE q.run_id = x.run_id AND q.seen_at >= w.s
+                             AND ($2::text IS NULL OR q.repo = $2::text))),
+      'repositories', (SELECT count(*) FROM (SELECT DISTINCT repo FROM tk) x),
       'denials', COALESCE(sum(denials), 0),
       'loops_with_denials', COALESCE(sum(with_denials) FILTER (WHERE chalk_report_loop(kind)), 0),
       'failed_loops', COALESCE(sum(failed) FILTER (WHERE chalk_report_loop(kind)), 0),
@@ -93,14 +129,14 @@ SELECT json_build_object(
                  COALESCE(sum(np_cost) FILTER (WHERE chalk_report_loop(kind)), 0) AS np
           FROM c GROUP BY 1) d),
   -- Loop cost against the cap it ran under: tenths of the cap, 0..10 (10 = at or over the cap). The cap
-  -- is the latest loop's (an index scan backwards); median and p90 are filled in from cost_hist.
+  -- is the latest loop's (an index scan backwards); median, p90 and max are filled in from cost_hist.
   'budget', json_build_object(
       'cap', (SELECT r.budget_usd FROM runs r, w
               WHERE r.created_at >= w.s AND ($2::text IS NULL OR r.repo = $2::text) AND chalk_report_loop(r.kind)
               ORDER BY r.created_at DESC, r.id DESC LIMIT 1),
       'median', NULL,
       'p90', NULL,
-      'max', (SELECT max(top) FROM lp WHERE dim = 'cost'),
+      'max', NULL,
       'near_cap', (SELECT COALESCE(sum(n), 0) FROM lp WHERE dim = 'near'),
       'buckets', (SELECT COALESCE(json_agg(json_build_object('bucket', b, 'loops', n) ORDER BY b), '[]'::json)
                   FROM (SELECT key::int AS b, sum(n) AS n FROM lp WHERE dim = 'bucket' GROUP BY 1) bb)),

@@ -1,11 +1,14 @@
 -- The 50 most recently active tickets of the window, with what their state is derived from.
 -- $1: the window in days; $2: the repository, or NULL for every repository.
--- A ticket's latest runs row is report_tickets' (schema version 10), so the window's tickets are those
--- whose latest row is in it. tests/fixtures/dashboard-raw/tickets.sql is the same from the rows alone.
+-- A ticket's latest runs row is report_tickets' (schema version 11) or a row not yet folded in
+-- (report_pending), so the window's tickets are those whose latest row is in it.
+-- tests/fixtures/dashboard-raw/tickets.sql is the same from the rows alone.
 WITH act AS (
   SELECT repo, ticket, max(at) AS at FROM (
     SELECT repo, ticket, last_at AS at FROM report_tickets
       WHERE last_at >= now() - make_interval(days => $1::int) AND ($2::text IS NULL OR repo = $2::text)
+    UNION ALL SELECT repo, ticket, created_at FROM chalk_report_pending()
+      WHERE created_at >= now() - make_interval(days => $1::int) AND ($2::text IS NULL OR repo = $2::text)
     UNION ALL SELECT repo, ticket, created_at FROM events
       WHERE created_at >= now() - make_interval(days => $1::int) AND ($2::text IS NULL OR repo = $2::text)
   ) x GROUP BY repo, ticket ORDER BY at DESC, repo, ticket LIMIT 50

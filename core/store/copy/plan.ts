@@ -30,6 +30,11 @@ export const NOT_COPIED: Readonly<Record<string, string>> = {
   report_test_names: "the report card's rollup, made from the copied runs by the target's own triggers",
   report_runs: "the report card's rollup, made from the copied runs by the target's own triggers",
   report_retries: "the report card's rollup, made from the copied runs by the target's own triggers",
+  report_retry_keys: "the report card's rollup, made from the copied runs by the target's own triggers",
+  report_run_days: "the report card's rollup, made from the copied runs by the target's own triggers",
+  report_run_seen: "the report card's rollup, made from the copied runs by the target's own triggers",
+  report_test_totals: "the report card's rollup, made from the copied runs by the target's own triggers",
+  report_pending: "the report card's rollup's list of rows to fold in, made by the target's own triggers",
 };
 
 /** Columns every copied table has that are not copied as they are: the key and the row's origin. */

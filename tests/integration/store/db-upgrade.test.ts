@@ -65,10 +65,10 @@ describe('chalk db upgrade from a PGlite 0.3 data directory', { timeout: 600_000
     before = await tableRows(db, columns);
     counts = await tableCounts(db);
     await db.exec('ROLLBACK');
-    // The directory is as the older Chalk left it: version 10's anchors, not yet version 11's rollup.
-    expect(await tableCounts(db)).toHaveProperty('lesson_spec_anchors');
-    expect(await tableCounts(db)).not.toHaveProperty('report_runs');
-    expect(counts).toHaveProperty('report_runs');
+    // The directory is as the older Chalk left it: version 11's rollup, not yet version 12's retry keys.
+    expect(await tableCounts(db)).toHaveProperty('report_runs');
+    expect(await tableCounts(db)).not.toHaveProperty('report_retry_keys');
+    expect(counts).toHaveProperty('report_retry_keys');
     await db.close();
   });
   afterAll(async () => {
