@@ -174,7 +174,19 @@ export class KeeperChannel {
     // The keeper's own stderr (a shell's complaint) is not an answer: dropped.
     const drop = new Writable({ write: (_c, _e, cb) => cb() });
     container.modem.demuxStream(stream, reader, drop);
-    const gone = () => channel.fail(new KeeperChannelError("the sandbox's keeper is gone (the container stopped)"));
+    // The attach can end before any call fails when the engine itself goes away: the engine is
+    // asked, so a lost engine is said as such (engineGone) and a stopped container as the keeper's.
+    const stopped = () => new KeeperChannelError("the sandbox's keeper is gone (the container stopped)");
+    const gone = () => {
+      if (channel.broken) return;
+      container.inspect().then(
+        () => channel.fail(stopped()),
+        (err: unknown) => {
+          const said = engineGone(err);
+          channel.fail(said === err ? stopped() : (said as Error));
+        },
+      );
+    };
     stream.on('end', gone);
     stream.on('close', gone);
     stream.on('error', (err: Error) => channel.fail(engineGone(err) as Error));
