@@ -3,7 +3,8 @@ import { linkSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs
 import { basename, dirname, join } from 'node:path';
 import { readHostFile } from '../fs/host-file.js';
 import type { CreatedBundle } from '../ports/host-git.js';
-import { arg, bundleHeads, HostGitError, hostGit, hostGitOk, isAncestor, oneLine } from './host-git.js';
+import { arg, HostGitError, hostGit, hostGitOk, isAncestor, oneLine } from './host-git.js';
+import { bundleHeadsOf } from './pack-scan.js';
 
 export type { CreatedBundle } from '../ports/host-git.js';
 
@@ -141,7 +142,8 @@ export async function createBundle(o: {
     } else if (made.code !== 0) {
       throw new HostGitError(`git bundle failed (exit ${made.code}): ${oneLine(made.stderr)}`, made.code, made.stderr);
     }
-    const heads = await bundleHeads(o.cwd, file);
+    const heads = await bundleHeadsOf(file);
+    if (!heads) throw new HostGitError(`the bundle of ${o.ref} has no header git writes`, 1, '');
     const head = heads[0];
     if (heads.length !== 1 || !head) throw new HostGitError(`the bundle of ${o.ref} has ${heads.length} heads`, 1, '');
     const [descends, shallow] = await Promise.all([

@@ -381,15 +381,6 @@ export async function isAncestor(cwd: string, o: { ancestor: string; descendant:
   throw new HostGitError(`git merge-base failed (exit ${r.code}): ${oneLine(r.stderr)}`, r.code, r.stderr);
 }
 
-/** `git bundle list-heads FILE`: each head's object id and name. */
-export async function bundleHeads(cwd: string, file: string): Promise<{ sha: string; name: string }[]> {
-  const out = await hostGitOk(['bundle', 'list-heads', file], { cwd });
-  return lines(out).map((l) => {
-    const i = l.indexOf(' ');
-    return i < 0 ? { sha: l, name: '' } : { sha: l.slice(0, i), name: l.slice(i + 1) };
-  });
-}
-
 /** Every path that differs between two commits (no rename detection: both sides of a rename). */
 export async function changedPaths(cwd: string, o: { from: string; to: string }): Promise<string[]> {
   const out = await hostGitOk(
