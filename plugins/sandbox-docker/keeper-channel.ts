@@ -177,8 +177,10 @@ export class KeeperChannel {
     // The attach can end before any call fails when the engine itself goes away: the engine is
     // asked, so a lost engine is said as such (engineGone) and a stopped container as the keeper's.
     const stopped = () => new KeeperChannelError("the sandbox's keeper is gone (the container stopped)");
+    let asked = false;
     const gone = () => {
-      if (channel.broken) return;
+      if (channel.broken || asked) return;
+      asked = true;
       container.inspect().then(
         () => channel.fail(stopped()),
         (err: unknown) => {
