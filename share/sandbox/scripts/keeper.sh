@@ -83,7 +83,7 @@ field() { # the next field into f
 }
 run() { # the fields of a `run` request, in F
   local user=${F[0]} cwd=${F[1]} mode=${F[2]} cap=${F[3]} reapafter=${F[4]} name=${F[6]} nenv=${F[7]}
-  local text=${scripts[$name]-} o=/chalk/.k/o.$id e=/chalk/.k/e.$id i=/dev/null c rc out err size flags=-
+  local text=${scripts[$name]-} o=/chalk/.k/o.$id e=/chalk/.k/e.$id i=/dev/null c rc out err size=0 flags=-
   local -a env=("${F[@]:8:nenv}") args=("${F[@]:8+nenv}")
   if [ -n "${F[5]}" ]; then
     i=/chalk/.k/i.$id
@@ -124,9 +124,9 @@ run() { # the fields of a `run` request, in F
     [ "${#out}" -lt "$cap" ] || flags=c
     answer "$id" "$rc" "$out" "$err" "$flags"
   fi
-  # The request's files go now and then, in one process (a big output's at once).
+  # The request's files go now and then, in one process (an output over 1 MiB at once).
   kept=$((kept + 1))
-  if [ "$mode" = b ] || [ "$kept" -ge 32 ]; then
+  if [ "${size:-0}" -gt 1048576 ] || [ "$kept" -ge 32 ]; then
     rm -f /chalk/.k/[oei].*
     kept=0
   fi

@@ -8,10 +8,9 @@ set -euo pipefail
 cd /work/repo
 now_idx=.git/chalk-restore-now
 want_idx=.git/chalk-restore-want
-rm -f "$now_idx" "$want_idx"
-trap 'rm -f "$now_idx" "$want_idx"' EXIT
+# The scratch indexes stay between calls (each is made anew before it is read): no rm on the way.
 # The copy keeps the index's time: git still re-reads a file rewritten in the second it last recorded.
-cp -p .git/index "$now_idx" 2>/dev/null || true
+cp -p .git/index "$now_idx" 2>/dev/null || rm -f "$now_idx"
 GIT_INDEX_FILE="$now_idx" git add -A -- .
 now=$(GIT_INDEX_FILE="$now_idx" git write-tree)
 echo "$now"
