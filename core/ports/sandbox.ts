@@ -231,6 +231,24 @@ export function graftEnv(o: GraftOptions): Record<string, string> {
   };
 }
 
+/** A commit `SandboxSession.exportBundle` makes first, in the same call (as `commitAll(message, opts)`). */
+export interface CommitRequest extends CommitOptions {
+  message: string;
+}
+
+/** What exportBundle's script exits with when its commit failed (commit.sh's stderr says why). */
+export const COMMIT_FAILED_EXIT = 90;
+
+/**
+ * The text of one script that runs commit.sh and then export.sh (their texts, as shipped),
+ * for `exportBundle` with a commit: one request instead of two. commit.sh runs in a subshell,
+ * so its exits end only it (with `set -e` in force); its output (the new HEAD) is not export.sh's, which prints HEAD.
+ */
+export function commitThenExport(commitText: string, exportText: string): string {
+  // Not `if ! ( ... )`: bash ignores `set -e` in a command whose status is tested, subshell included.
+  return `(\n${commitText}\n) >/dev/null\n[ "$?" = 0 ] || exit ${COMMIT_FAILED_EXIT}\n${exportText}`;
+}
+
 /** The environment of the shipped commit script for these options (object ids checked). */
 export function commitEnv(message: string, o: CommitOptions = {}): Record<string, string> {
   for (const id of [o.tree, o.parent]) {
@@ -299,9 +317,11 @@ export interface SandboxSession {
    * the engine (a regular file under the bundle cap, else SandboxFileError) to
    * `dest`, a new file in a host directory the sandbox cannot reach, and
    * returns the sandbox's HEAD; null when HEAD is `base`. The host verifies
-   * the bundle before it fetches anything from it.
+   * the bundle before it fetches anything from it. With `commit`, it first
+   * commits as `commitAll` does, in the same call (a failed commit throws as
+   * `commitAll`'s would, and nothing is exported).
    */
-  exportBundle(base: string, dest: string): Promise<string | null>;
+  exportBundle(base: string, dest: string, o?: { commit?: CommitRequest }): Promise<string | null>;
   /**
    * Puts `content` at `SANDBOX_PATHS.io/<name>`, owned by root and read-only
    * to the agent (the system prompt); replaces what was there.

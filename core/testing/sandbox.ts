@@ -21,8 +21,11 @@ import { keepOutBundle } from '../fs/sandbox-bundle.js';
 import { readState, stateOutcome, writeState } from '../fs/sandbox-state.js';
 import { SHARE_DIR } from '../paths.js';
 import {
+  COMMIT_FAILED_EXIT,
   type CommitOptions,
+  type CommitRequest,
   commitEnv,
+  commitThenExport,
   type ExecOptions,
   type ExecResult,
   type GraftOptions,
@@ -124,6 +127,12 @@ interface SessionSettings {
 }
 
 const scriptText = (name: string) => readFileSync(join(SHARE_DIR, 'sandbox', 'scripts', `${name}.sh`), 'utf8');
+
+/** A script's failure as the Docker sandbox words it: its name, its exit and its last line. */
+function scriptFailed(name: string, r: ExecResult): Error {
+  const first = (r.stderr.trim() || r.stdout.trim()).split('\n').pop() ?? '';
+  return new Error(`sandbox ${name} failed (exit ${r.exitCode})${first ? `: ${first}` : ''}`);
+}
 
 export class TempSandboxSession implements SandboxSession {
   private stopped = false;
@@ -261,10 +270,7 @@ export class TempSandboxSession implements SandboxSession {
   /** One of the Docker sandbox's scripts, run here; its trimmed stdout, or throws. */
   private async script(name: string, env: Record<string, string> = {}, stdin?: string): Promise<string> {
     const r = await this.exec(scriptText(name), { env, cwd: '/work', ...(stdin !== undefined ? { stdin } : {}) });
-    if (r.exitCode !== 0) {
-      const first = (r.stderr.trim() || r.stdout.trim()).split('\n').pop() ?? '';
-      throw new Error(`sandbox ${name} failed (exit ${r.exitCode})${first ? `: ${first}` : ''}`);
-    }
+    if (r.exitCode !== 0) throw scriptFailed(name, r);
     return r.stdout.trim();
   }
 
@@ -309,8 +315,13 @@ export class TempSandboxSession implements SandboxSession {
     return treeIdIn(await this.script('restore', { TREE: tree }));
   }
 
-  async exportBundle(base: string, dest: string): Promise<string | null> {
-    const head = await this.script('export', { BASE: base });
+  async exportBundle(base: string, dest: string, o: { commit?: CommitRequest } = {}): Promise<string | null> {
+    const { commit } = o;
+    const text = commit ? commitThenExport(scriptText('commit'), scriptText('export')) : scriptText('export');
+    const env = { BASE: base, ...(commit ? commitEnv(commit.message, commit) : {}) };
+    const r = await this.exec(text, { env, cwd: '/work' });
+    if (r.exitCode !== 0) throw scriptFailed(commit && r.exitCode === COMMIT_FAILED_EXIT ? 'commit' : 'export', r);
+    const head = r.stdout.trim();
     if (head !== '') await keepOutBundle(this, dest);
     return head === '' ? null : head;
   }

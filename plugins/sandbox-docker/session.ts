@@ -4,8 +4,11 @@ import type Dockerode from 'dockerode';
 import { readState, stateOutcome, writeNewFile, writeState } from '../../core/host.js';
 import {
   BUNDLE_MAX_BYTES,
+  COMMIT_FAILED_EXIT,
   type CommitOptions,
+  type CommitRequest,
   commitEnv,
+  commitThenExport,
   type ExecOptions,
   type ExecResult,
   type GraftOptions,
@@ -340,10 +343,13 @@ export class DockerSandboxSession implements SandboxSession {
    * export.sh prints the new HEAD on a line and then the bundle (TO_STDOUT=1), in one request;
    * every process is ended before it is read, so nothing changes it on its way out.
    */
-  async exportBundle(base: string, dest: string): Promise<string | null> {
+  async exportBundle(base: string, dest: string, o: { commit?: CommitRequest } = {}): Promise<string | null> {
+    const { commit } = o;
     const r = await this.keeper({
-      script: { name: 'export', text: script('export') },
-      env: { BASE: base, TO_STDOUT: '1' },
+      script: commit
+        ? { name: 'commit-export', text: commitThenExport(script('commit'), script('export')) }
+        : { name: 'export', text: script('export') },
+      env: { BASE: base, TO_STDOUT: '1', ...(commit ? commitEnv(commit.message, commit) : {}) },
       mode: 'bytes',
       cap: BUNDLE_MAX_BYTES + 128,
       reapAfter: true,
@@ -353,7 +359,8 @@ export class DockerSandboxSession implements SandboxSession {
     if (r.exitCode !== 0 || r.timedOut) {
       const first = r.stderr.trim().split('\n').pop() ?? '';
       const why = r.timedOut ? `timed out after ${GIT_TIMEOUT_MS / 1000} s` : `exit ${r.exitCode}`;
-      throw new SandboxGitError(`sandbox export failed (${why})${first ? `: ${first}` : ''}`);
+      const step = commit && r.exitCode === COMMIT_FAILED_EXIT ? 'commit' : 'export';
+      throw new SandboxGitError(`sandbox ${step} failed (${why})${first ? `: ${first}` : ''}`);
     }
     if (r.bytes.length === 0) return null;
     const nl = r.bytes.indexOf(10);

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxFileError, type SandboxSession } from '../../core/ports/sandbox.js';
@@ -78,6 +78,35 @@ describe.skipIf(!available)('sandbox-docker on the real engine', { timeout: 180_
     ).rejects.toThrow(/sandbox export failed/);
     // Nothing new since: no bundle, HEAD unchanged.
     expect(await bringHomeForTest(session, repo, head as string)).toBeNull();
+  });
+
+  it('commits and exports in one call; a commit that fails says so, and nothing is exported', async () => {
+    const base = (await session.head()).trim();
+    expect((await session.exec('echo one-call > one-call.txt')).exitCode).toBe(0);
+    const tree = await session.treeId();
+    expect(tree).toMatch(/^[0-9a-f]{40}$/);
+    const missing = '0123456789012345678901234567890123456789';
+    const refused = join(repo.ioDir, 'refused.bundle');
+    await expect(
+      session.exportBundle(base, refused, { commit: { message: 'never made', tree: missing, parent: base } }),
+    ).rejects.toThrow(/^sandbox commit failed \(exit 90\)/);
+    expect(existsSync(refused)).toBe(false);
+    expect((await session.head()).trim()).toBe(base);
+    const dest = join(repo.ioDir, 'one-call.bundle');
+    const head = await session.exportBundle(base, dest, {
+      commit: { message: 'chalk(SBX-1): one call', tree: tree as string, parent: base },
+    });
+    expect(head).toMatch(/^[0-9a-f]{40}$/);
+    const shown = await session.exec(`git log -1 --format='%T %P %s' ${head}`);
+    expect(shown.stdout.trim()).toBe(`${tree} ${base} chalk(SBX-1): one call`);
+    expect(repo.git('bundle', 'list-heads', dest)).toBe(`${head} HEAD`);
+    // Nothing to commit on top (the same tree): nothing new, no bundle.
+    expect(
+      await session.exportBundle(head as string, join(repo.ioDir, 'none.bundle'), {
+        commit: { message: 'empty', tree: tree as string, parent: head as string },
+      }),
+    ).toBeNull();
+    await session.exec(`git reset -q --hard ${base}`);
   });
 
   it('refuses to bring home work that is not a fast-forward', async () => {

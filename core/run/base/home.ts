@@ -1,7 +1,7 @@
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { Config } from '../../config/config.js';
 import { BundleImportError, type BundleTarget, type HomeLimits, type HostGit } from '../../ports/host-git.js';
-import { SandboxFileError, type SandboxSession } from '../../ports/sandbox.js';
+import { type CommitRequest, SandboxFileError, type SandboxSession } from '../../ports/sandbox.js';
 import type { RunContext } from './context.js';
 import { type GuardVerdict, guardLoop } from './guard.js';
 
@@ -147,17 +147,15 @@ export async function bringHome(
     forgeGuarded: readonly string[];
     /** The spec at `base`, when the caller has it already (the run's CommittedSpecs). */
     specAtBase?: Promise<{ mode: string; text: string } | null>;
-    /** The sandbox's commit of what comes home, made before the export (host git reads meanwhile). */
-    commit?: () => Promise<unknown>;
+    /** The sandbox's commit of what comes home, made in the export's call (host git reads meanwhile). */
+    commit?: CommitRequest;
   },
 ): Promise<Homecoming> {
   const dest = join(ctx.paths.io, 'out.bundle');
-  // The sandbox commits (`o.commit`) and exports while host git reads what does not need the
-  // bundle; its request goes first, as each host git process started from here holds this thread.
-  const exported = (async () => {
-    await o.commit?.();
-    return session.exportBundle(o.base, dest);
-  })();
+  // The sandbox commits (`o.commit`) and exports, in one request, while host git reads what does
+  // not need the bundle; the request goes first, as each host git process started from here holds
+  // this thread.
+  const exported = session.exportBundle(o.base, dest, o.commit ? { commit: o.commit } : {});
   // What the guard needs of the worktree's configuration, read while the sandbox exports.
   const configured = configuredIn(git, ctx.root);
   configured.catch(() => undefined);

@@ -1,5 +1,5 @@
 import type { Log } from '../../ports/log.js';
-import { OBJECT_ID, type SandboxSession } from '../../ports/sandbox.js';
+import { type CommitRequest, OBJECT_ID, type SandboxSession } from '../../ports/sandbox.js';
 
 /** How many harness runs' added paths are remembered (the base's rubric and the latest loops'). */
 const HARNESS_RUNS_KEPT = 6;
@@ -164,6 +164,12 @@ export class AgentWork {
 
   /** Commits the agent's work on top of `parent` (the host's HEAD); the new HEAD, or null when it changed nothing. */
   commit(message: string, parent: string, o: { allowEmpty?: boolean } = {}): Promise<string | null> {
-    return this.session.commitAll(message, { tree: this.tree, parent, ...o });
+    const { message: m, ...opts } = this.commitRequest(message, parent, o);
+    return this.session.commitAll(m, opts);
+  }
+
+  /** The commit of the agent's work on top of `parent`, for a call that makes it (`exportBundle`). */
+  commitRequest(message: string, parent: string, o: { allowEmpty?: boolean } = {}): CommitRequest {
+    return { message, tree: this.tree, parent, ...o };
   }
 }

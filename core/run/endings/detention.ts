@@ -63,7 +63,7 @@ export async function detain(
     await session.reapStrays();
     // The same caps as a fast-forward: nobody checks a detention branch out but the person.
     const home = await bringHome(ctx, deps.git, session, {
-      commit: () => run.work.commit(detentionCommitMessage(ctx.ticket, d.reason), base, { allowEmpty: true }),
+      commit: run.work.commitRequest(detentionCommitMessage(ctx.ticket, d.reason), base, { allowEmpty: true }),
       base,
       target: { kind: 'branch', name: branch },
       limits: homeLimits(deps.config),

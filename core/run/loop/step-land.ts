@@ -27,7 +27,7 @@ export async function landStep(run: Run, plan: LoopPlan, call: LoopCall, r: Loop
   let refused: string | undefined;
   if (call.result.status === 'ok' && r.green) {
     const home = await bringHome(ctx, deps.git, session, {
-      commit: () => run.work.commit(`chalk(${ctx.ticket}): ${plan.mode}, loop ${plan.loop}`, run.base),
+      commit: run.work.commitRequest(`chalk(${ctx.ticket}): ${plan.mode}, loop ${plan.loop}`, run.base),
       base: run.base,
       target: { kind: 'fast-forward', branch: ctx.branch },
       limits: homeLimits(deps.config),
