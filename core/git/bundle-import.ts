@@ -25,7 +25,6 @@ import {
 } from './fast-forward.js';
 import {
   currentBranchName,
-  fileAt,
   hostGit,
   hostGitOk,
   isAncestor,
@@ -35,7 +34,7 @@ import {
   revParse,
 } from './host-git.js';
 import { bundleHeadsOf, DELTA_RESULT_MAX, scanBundlePack } from './pack-scan.js';
-import { scanTree } from './tree-scan.js';
+import { scanTree, type TreeEntry } from './tree-scan.js';
 
 export {
   BundleImportError,
@@ -193,11 +192,15 @@ async function checkInQuarantine(o: {
   }
   // The ref's object and its type, as stored (nothing is peeled), read beside the checks of the
   // tip, which fail on anything but a commit and are looked at only once it is one.
+  // The files `read` names come from the scan's listing: one cat-file for each blob among them.
+  const scanned = scanTree(q, o.head.sha, o.limits, o.read);
   const checks = Promise.all([
     isAncestor(q, { ancestor: o.base, descendant: o.head.sha }),
-    scanTree(q, o.head.sha, o.limits),
+    scanned,
     o.changes ? treeChanges(q, o.base, o.head.sha).catch(() => null) : null,
-    Promise.all(o.read.map((path) => fileAt(q, { rev: o.head.sha, path }))),
+    scanned.then((scan) =>
+      scan.refusal === null ? Promise.all(o.read.map((p) => fileIn(q, scan.scan.found.get(p)))) : [],
+    ),
   ]);
   checks.catch(() => undefined);
   const [got = '', kind = ''] = (
@@ -217,6 +220,15 @@ async function checkInQuarantine(o: {
   if (scan.refusal !== null) throw refuse('over-cap', scan.refusal);
   if (o.changes && changes === null) throw refuse('git', `could not compare the sandbox's tip with ${short(o.base)}`);
   return { changes, files };
+}
+
+/** A file as `fileAt` gives it, from its entry in a tree listing: a blob's text, '' for a submodule; null when absent. */
+async function fileIn(cwd: string, entry: TreeEntry | undefined): Promise<TipFile> {
+  if (!entry) return null;
+  if (entry.type !== 'blob') return { mode: entry.mode, text: '' };
+  const blob = await hostGit(['cat-file', 'blob', entry.oid], { cwd });
+  if (blob.code !== 0) throw new Error(`git cat-file failed (exit ${blob.code}): ${oneLine(blob.stderr)}`);
+  return { mode: entry.mode, text: blob.stdout };
 }
 
 /**

@@ -20,6 +20,15 @@ export interface TreeScan {
   files: number;
   bytes: number;
   longestPath: number;
+  /** The entries of the paths asked for (`want`) that the tree has as files, by path. */
+  found: Map<string, TreeEntry>;
+}
+
+/** A file's entry in a tree listing: its mode, its object's type (`blob`, `commit` for a submodule) and id. */
+export interface TreeEntry {
+  mode: string;
+  type: string;
+  oid: string;
 }
 
 /** A path for a one-line refusal: its start, controls replaced, cut at SHOWN_PATH characters. */
@@ -58,30 +67,34 @@ function judgeEntry(scan: TreeScan, limits: HomeLimits, path: Buffer, size: numb
   return null;
 }
 
-/** Parses one `ls-tree -l -z` record: its size (0 for a submodule entry) and its path. */
-function parseRecord(rec: Buffer): { size: number; path: Buffer } | null {
+/** Parses one `ls-tree -l -z` record: its entry, its size (0 for a submodule entry) and its path. */
+function parseRecord(rec: Buffer): { entry: TreeEntry; size: number; path: Buffer } | null {
   const tab = rec.indexOf(0x09);
   if (tab < 0) return null;
-  const m = /^\d{6} (\w+) [0-9a-f]+ +(-|\d+)$/.exec(rec.subarray(0, tab).toString('latin1'));
+  const m = /^(\d{6}) (\w+) ([0-9a-f]+) +(-|\d+)$/.exec(rec.subarray(0, tab).toString('latin1'));
   if (!m) return null;
-  return { size: m[2] === '-' ? 0 : Number(m[2]), path: rec.subarray(tab + 1) };
+  const [, mode = '', type = '', oid = '', size = ''] = m;
+  return { entry: { mode, type, oid }, size: size === '-' ? 0 : Number(size), path: rec.subarray(tab + 1) };
 }
 
 /**
  * Scans the tree of `rev` in `cwd` against `limits`: the one-line refusal (naming the cap and
- * its key), or null with the totals when the tree is within every cap.
+ * its key), or null with the totals when the tree is within every cap, and the entries of the
+ * `want` paths the tree has as files (read from the same listing: no other git call).
  */
 export function scanTree(
   cwd: string,
   rev: string,
   limits: HomeLimits,
+  want: readonly string[] = [],
 ): Promise<{ refusal: string } | { refusal: null; scan: TreeScan }> {
+  const wanted = new Map(want.map((p) => [Buffer.from(p).toString('latin1'), p]));
   return new Promise((resolve) => {
     const child = spawn('git', hostGitArgv(['ls-tree', '-r', '-l', '-z', rev]), {
       cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const scan: TreeScan = { files: 0, bytes: 0, longestPath: 0 };
+    const scan: TreeScan = { files: 0, bytes: 0, longestPath: 0, found: new Map() };
     let refusal: string | null = null;
     let pending = Buffer.alloc(0);
     let stderr = '';
@@ -99,6 +112,8 @@ export function scanTree(
         else {
           const why = judgeEntry(scan, limits, rec.path, rec.size);
           if (why) stop(why);
+          const path = wanted.size > 0 ? wanted.get(rec.path.toString('latin1')) : undefined;
+          if (path !== undefined) scan.found.set(path, rec.entry);
         }
       }
       pending = Buffer.from(buf);

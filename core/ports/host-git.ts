@@ -58,7 +58,7 @@ export interface ImportBundleOptions {
   head?: string;
   /** What the bundle may bring (default DEFAULT_HOME_LIMITS): checked in the quarantine, before any ref moves. */
   limits?: HomeLimits;
-  /** Files of the tip read while it is checked (as git stores them: mode and text; null when absent), for `inspect`. */
+  /** Files of the tip read while it is checked (as git stores them: mode and text; '' for a submodule; null when absent or a directory), for `inspect`. */
   read?: readonly string[];
   /**
    * Looks at the tip (its objects in the user's store, no ref moved to it yet) with host git

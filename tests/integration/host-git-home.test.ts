@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BundleImportError, type ImportBundleOptions, importBundle } from '../../core/git/bundle-import.js';
+import { fileAt } from '../../core/git/host-git.js';
 import { DEFAULT_HOME_LIMITS, type HomeLimits } from '../../core/ports/host-git.js';
 import { git, gitCode, makeWorld as newWorld, refsOf, type World } from './host-git-world.js';
 
@@ -493,5 +494,50 @@ describe('the fast-forward writes over and through nothing of the person', () =>
     await importBundle({ cwd: w.work, bundle, base: w.base, target: FF });
     expect(readFileSync(join(w.work, 'app.txt', 'inside.txt'), 'utf8')).toBe('a directory now\n');
     expect(git(w.work, 'status', '--porcelain')).toBe('');
+  });
+});
+
+describe("the files `read` names come to inspect as git stores them, from the tree scan's listing", () => {
+  it('a file, an executable, a symlink, a submodule, a non-ASCII name, a directory and a missing path', async () => {
+    const w = makeWorld('.husky');
+    const names = ['spec.md', 'run.sh', 'link', 'sub', 'spéc ✓.md', 'd', 'd/x', 'gone.md'];
+    const tree = mktree(w, [
+      ...baseEntries(w),
+      entry('100644', blob(w, '# spec\n- [x] one\n'), 'spec.md'),
+      `100755 blob ${blob(w, '#!/bin/sh\n')}\trun.sh`,
+      `120000 blob ${blob(w, '../outside')}\tlink`,
+      `160000 commit ${w.base}\tsub`,
+      entry('100644', blob(w, 'ünïcode\n'), 'spéc ✓.md'),
+      entry('040000', mktree(w, [entry('100644', blob(w, 'x\n'), 'x')]), 'd'),
+    ]);
+    const { bundle, tip } = commitTree(w, tree);
+    let seen: readonly ({ mode: string; text: string } | null)[] = [];
+    await expect(
+      importBundle({
+        cwd: w.work,
+        bundle,
+        base: w.base,
+        target: FF,
+        read: names,
+        inspect: async (_tip, _changed, files) => {
+          seen = files;
+          return 'looked, and kept out';
+        },
+      }),
+    ).rejects.toThrow(/looked, and kept out/);
+    // As fileAt reads them from the tip, one git call each; a directory is no file (null).
+    const expected = await Promise.all(names.map((path) => fileAt(w.sandbox, { rev: tip, path })));
+    expect(expected[5]).toEqual({ mode: '040000', text: '' });
+    expected[5] = null;
+    expect(seen).toEqual(expected);
+    expect(seen.slice(0, 5)).toEqual([
+      { mode: '100644', text: '# spec\n- [x] one\n' },
+      { mode: '100755', text: '#!/bin/sh\n' },
+      { mode: '120000', text: '../outside' },
+      { mode: '160000', text: '' },
+      { mode: '100644', text: 'ünïcode\n' },
+    ]);
+    expect(seen.slice(6)).toEqual([{ mode: '100644', text: 'x\n' }, null]);
+    expect(git(w.work, 'rev-parse', 'HEAD')).toBe(w.base);
   });
 });
