@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { liveSpawner } from './spawner.js';
 
 export interface RunResult {
   code: number;
@@ -16,8 +17,11 @@ export interface RunOptions {
 /**
  * Runs a program (never a shell) and collects its output. A program that is
  * not installed gives code 127, like a shell would, instead of throwing.
+ * While a run holds the process helper (spawner.ts), the helper starts it.
  */
 export function run(cmd: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
+  const helper = liveSpawner();
+  if (helper) return helper.run(cmd, args, opts);
   return new Promise((resolvePromise) => {
     const child = spawn(cmd, args, {
       cwd: opts.cwd,

@@ -4,6 +4,7 @@ import { retryFeedback } from '../../fingerprint/feedback.js';
 import { isStopping } from '../../fingerprint/verdict.js';
 import type { RunEndEvent, RunStartEvent } from '../../kernel/hooks.js';
 import type { SandboxSession } from '../../ports/sandbox.js';
+import { holdSpawner } from '../../process/spawner.js';
 import { openCount } from '../../spec/checkpoints.js';
 import { type ClaimOptions, claim } from '../base/claim.js';
 import { type RunContext, resolveContext } from '../base/context.js';
@@ -89,6 +90,8 @@ export async function runTicket(given: RunDeps, opts: RunTicketOptions): Promise
   const deps: RunDeps = { ...given, agent: trackingAgent(given.agent, tracker, () => given.clock.now().getTime()) };
   const log = deps.log.child(`[${ctx.ticket}] `);
   const release = claim(ctx.paths, ctx.ticket, opts.atExit ? { atExit: opts.atExit } : {});
+  // Host programs (git, a dozen times a loop) start from the small process helper while the run lasts.
+  const letGo = holdSpawner();
   let session: SandboxSession | null = null;
   let unhook = () => {};
   let started: RunStartEvent | null = null;
@@ -136,6 +139,7 @@ export async function runTicket(given: RunDeps, opts: RunTicketOptions): Promise
     // Every run that was told it started is told it ended, however it ended.
     if (started) await deps.hooks.runEnd.promise({ ...started, ...ending });
     release();
+    letGo();
   }
 }
 
