@@ -1,18 +1,8 @@
 import { spawn } from 'node:child_process';
+import type { RunOptions, RunResult } from './run-types.js';
 import { liveSpawner } from './spawner.js';
 
-export interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-export interface RunOptions {
-  cwd?: string;
-  input?: string;
-  env?: NodeJS.ProcessEnv;
-  timeoutMs?: number;
-}
+export type { RunOptions, RunResult } from './run-types.js';
 
 /**
  * Runs a program (never a shell) and collects its output. A program that is

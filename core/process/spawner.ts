@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PACKAGE_ROOT } from '../paths.js';
-import type { RunOptions, RunResult } from './run.js';
+import type { RunOptions, RunResult } from './run-types.js';
 
 /**
  * The process helper: a small node process that starts the programs `run` asks for while a
