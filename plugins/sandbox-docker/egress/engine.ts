@@ -94,7 +94,20 @@ async function listNamed(d: Dockerode, name: string): Promise<NamedNetwork[]> {
  * ambiguous once a race made two). A second one of the name, made by a chalk that lost the
  * race, is removed when nothing is attached to it.
  */
-export async function ensureNetwork(d: Dockerode, name: string = EGRESS_NETWORK): Promise<string> {
+export function ensureNetwork(d: Dockerode, name: string = EGRESS_NETWORK): Promise<string> {
+  // Callers in one process share the call under way: the engine cannot order two creations of
+  // a name (one that started first can show up last), so this process makes it once.
+  const going = ensuring.get(name);
+  if (going) return going;
+  const made = ensureNetworkOnce(d, name).finally(() => ensuring.delete(name));
+  ensuring.set(name, made);
+  return made;
+}
+
+/** The ensureNetwork calls under way in this process, by network name. */
+const ensuring = new Map<string, Promise<string>>();
+
+async function ensureNetworkOnce(d: Dockerode, name: string): Promise<string> {
   let found = await listNamed(d, name);
   if (!pickNetwork(found, name)) {
     await d
