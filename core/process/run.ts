@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import type { RunOptions, RunResult } from './run-types.js';
+import { type RunOptions, type RunResult, runEnd } from './run-types.js';
 import { liveSpawner } from './spawner.js';
 
 export type { RunOptions, RunResult } from './run-types.js';
@@ -27,11 +27,11 @@ export function run(cmd: string, args: string[], opts: RunOptions = {}): Promise
     child.stderr.setEncoding('utf8').on('data', (d: string) => {
       stderr += d;
     });
-    child.on('error', (err: NodeJS.ErrnoException) => {
-      resolvePromise({ code: err.code === 'ENOENT' ? 127 : 1, stdout, stderr: stderr || err.message });
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      resolvePromise(runEnd({ code: null, signal: null, error, stdout, stderr }));
     });
     child.on('close', (code, signal) => {
-      resolvePromise({ code: code ?? (signal ? 128 + 15 : 1), stdout, stderr });
+      resolvePromise(runEnd({ code, signal, error: null, stdout, stderr }));
     });
     child.stdin.on('error', () => {});
     child.stdin.end(opts.input ?? '');

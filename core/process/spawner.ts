@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PACKAGE_ROOT } from '../paths.js';
-import type { RunOptions, RunResult } from './run-types.js';
+import { type RunOptions, type RunResult, runEnd } from './run-types.js';
 
 /**
  * The process helper: a small node process that starts the programs `run` asks for while a
@@ -89,11 +89,7 @@ class Spawner {
     if (!resolve) return;
     this.pending.delete(a.id);
     if (this.pending.size === 0) this.idle();
-    const stdout = text(a.stdout);
-    const stderr = text(a.stderr);
-    // As run() words them: a program that is not there is 127, a signal 143.
-    if (a.error) resolve({ code: a.error.code === 'ENOENT' ? 127 : 1, stdout, stderr: stderr || a.error.message });
-    else resolve({ code: a.code ?? (a.signal ? 128 + 15 : 1), stdout, stderr });
+    resolve(runEnd({ ...a, stdout: text(a.stdout), stderr: text(a.stderr) }));
   }
 
   /** The helper is gone: whatever it was asked for is answered as failed (it may or may not have run). */
