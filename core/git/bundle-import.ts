@@ -25,6 +25,7 @@ import {
 } from './fast-forward.js';
 import {
   currentBranchName,
+  fileOfEntry,
   hostGit,
   hostGitOk,
   isAncestor,
@@ -34,7 +35,7 @@ import {
   revParse,
 } from './host-git.js';
 import { bundleHeadsOf, DELTA_RESULT_MAX, scanBundlePack } from './pack-scan.js';
-import { scanTree, type TreeEntry } from './tree-scan.js';
+import { scanTree } from './tree-scan.js';
 
 export {
   BundleImportError,
@@ -199,7 +200,14 @@ async function checkInQuarantine(o: {
     scanned,
     o.changes ? treeChanges(q, o.base, o.head.sha).catch(() => null) : null,
     scanned.then((scan) =>
-      scan.refusal === null ? Promise.all(o.read.map((p) => fileIn(q, scan.scan.found.get(p)))) : [],
+      scan.refusal === null
+        ? Promise.all(
+            o.read.map((p) => {
+              const entry = scan.scan.found.get(p);
+              return entry ? fileOfEntry(q, entry) : null;
+            }),
+          )
+        : [],
     ),
   ]);
   checks.catch(() => undefined);
@@ -220,15 +228,6 @@ async function checkInQuarantine(o: {
   if (scan.refusal !== null) throw refuse('over-cap', scan.refusal);
   if (o.changes && changes === null) throw refuse('git', `could not compare the sandbox's tip with ${short(o.base)}`);
   return { changes, files };
-}
-
-/** A file as `fileAt` gives it, from its entry in a tree listing: a blob's text, '' for a submodule; null when absent. */
-async function fileIn(cwd: string, entry: TreeEntry | undefined): Promise<TipFile> {
-  if (!entry) return null;
-  if (entry.type !== 'blob') return { mode: entry.mode, text: '' };
-  const blob = await hostGit(['cat-file', 'blob', entry.oid], { cwd });
-  if (blob.code !== 0) throw new Error(`git cat-file failed (exit ${blob.code}): ${oneLine(blob.stderr)}`);
-  return { mode: entry.mode, text: blob.stdout };
 }
 
 /**

@@ -411,10 +411,22 @@ export async function fileAt(
   const m = /^(\d{6}) (\w+) ([0-9a-f]+)\t/.exec(entry);
   if (!m) return null;
   const [, mode, type, oid] = m as unknown as [string, string, string, string];
-  if (type !== 'blob') return { mode, text: '' };
-  const blob = await hostGit(['cat-file', 'blob', oid], { cwd });
+  return fileOfEntry(cwd, { mode, type, oid });
+}
+
+/** A tree entry's mode, its object's type (`blob`, `commit` for a submodule) and its id. */
+export interface ListedEntry {
+  mode: string;
+  type: string;
+  oid: string;
+}
+
+/** The file a tree entry names, as `fileAt` gives it: a blob's text, '' for anything else (a submodule). */
+export async function fileOfEntry(cwd: string, entry: ListedEntry): Promise<{ mode: string; text: string }> {
+  if (entry.type !== 'blob') return { mode: entry.mode, text: '' };
+  const blob = await hostGit(['cat-file', 'blob', entry.oid], { cwd });
   if (blob.code !== 0) throw new HostGitError(`git cat-file failed (exit ${blob.code})`, blob.code, blob.stderr);
-  return { mode, text: blob.stdout };
+  return { mode: entry.mode, text: blob.stdout };
 }
 
 /** `git merge-base A B`: their best common ancestor, or null when they have none (or one is unknown). */

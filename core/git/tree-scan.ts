@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { HOME_LIMIT_KEYS, type HomeLimits, MAX_NAME_BYTES } from '../ports/host-git.js';
-import { hostGitArgv, oneLine } from './host-git.js';
+import { hostGitArgv, type ListedEntry, oneLine } from './host-git.js';
 
 /**
  * What a tree would put in a worktree, read from object metadata only
@@ -21,14 +21,7 @@ export interface TreeScan {
   bytes: number;
   longestPath: number;
   /** The entries of the paths asked for (`want`) that the tree has as files, by path. */
-  found: Map<string, TreeEntry>;
-}
-
-/** A file's entry in a tree listing: its mode, its object's type (`blob`, `commit` for a submodule) and id. */
-export interface TreeEntry {
-  mode: string;
-  type: string;
-  oid: string;
+  found: Map<string, ListedEntry>;
 }
 
 /** A path for a one-line refusal: its start, controls replaced, cut at SHOWN_PATH characters. */
@@ -68,7 +61,7 @@ function judgeEntry(scan: TreeScan, limits: HomeLimits, path: Buffer, size: numb
 }
 
 /** Parses one `ls-tree -l -z` record: its entry, its size (0 for a submodule entry) and its path. */
-function parseRecord(rec: Buffer): { entry: TreeEntry; size: number; path: Buffer } | null {
+function parseRecord(rec: Buffer): { entry: ListedEntry; size: number; path: Buffer } | null {
   const tab = rec.indexOf(0x09);
   if (tab < 0) return null;
   const m = /^(\d{6}) (\w+) ([0-9a-f]+) +(-|\d+)$/.exec(rec.subarray(0, tab).toString('latin1'));
