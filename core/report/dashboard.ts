@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import type { Pool } from 'pg';
 import { UserError } from '../errors.js';
 import { stateDir } from '../layout.js';
+import { freshenCardStats } from '../store/index.js';
 import { buildCard, type Card, type CardSettings } from './card.js';
 import { loadReport } from './data.js';
 import { renderPage } from './html.js';
@@ -28,6 +29,8 @@ export async function readCard(
 ): Promise<Card> {
   let raw: Awaited<ReturnType<typeof loadReport>>;
   try {
+    // The planner's statistics first: the embedded store has no autovacuum (core/store/freshen.ts).
+    await freshenCardStats(pool);
     raw = await loadReport(pool, { days: settings.days, repo: settings.repo }, { parallel: opts.parallel ?? false });
   } catch (err) {
     const first = (err instanceof Error ? err.message : String(err)).split('\n')[0];
