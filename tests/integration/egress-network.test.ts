@@ -1,3 +1,7 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { docker } from '../../plugins/sandbox-docker/docker.js';
 import { EgressEngine, ensureNetwork } from '../../plugins/sandbox-docker/egress/engine.js';
@@ -32,6 +36,47 @@ describe.skipIf(!available)('the egress network', { timeout: 120_000 }, () => {
     const left = await named();
     expect(new Set(ids).size).toBe(1);
     expect(left.map((n) => n.Id)).toEqual([ids[0]]);
+  });
+
+  it('six chalk processes asking at once, each with its own start, all get one network, and only one is left', async () => {
+    const d = await docker();
+    for (const n of await named()) await d.getNetwork(n.Id).remove();
+    const state = mkdtempSync(join(tmpdir(), 'chalk-egress-race-'));
+    const go = join(state, 'go');
+    try {
+      // Every child is connected to the engine and waiting before any asks, so they ask together.
+      const kids = Array.from({ length: 6 }, () =>
+        spawn(process.execPath, [join(import.meta.dirname, 'egress-network-child.mjs'), name, go], {
+          env: { ...process.env, XDG_STATE_HOME: state },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        }),
+      );
+      const ready: Promise<void>[] = [];
+      const outs = kids.map((k) => {
+        let out = '';
+        let isReady: () => void = () => {};
+        ready.push(new Promise<void>((resolve) => (isReady = resolve)));
+        k.stdout.on('data', (c) => {
+          out += c;
+          if (out.startsWith('ready\n')) isReady();
+        });
+        k.stderr.on('data', (c) => (out += c));
+        return new Promise<string>((resolve, reject) => {
+          k.once('exit', (code) =>
+            code === 0
+              ? resolve(out.replace(/^ready\n/, '').trim())
+              : reject(new Error(`child exited ${code}: ${out}`)),
+          );
+        });
+      });
+      await Promise.race([Promise.all(ready), Promise.all(outs)]);
+      writeFileSync(go, '');
+      const ids = await Promise.all(outs);
+      expect(new Set(ids).size).toBe(1);
+      expect((await named()).map((n) => n.Id)).toEqual([ids[0]]);
+    } finally {
+      rmSync(state, { recursive: true, force: true });
+    }
   });
 
   it('two of the name left by an earlier race are made one again: the oldest is kept', async () => {

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type Dockerode from 'dockerode';
+import { acquireLock, stateDir } from '../../../core/host.js';
 import { type Log, UserError } from '../../../core/plugin.js';
 import { describeDockerError, docker, statusOf } from '../docker.js';
 import { HOST_ALIAS, rewriteLoopback } from '../env.js';
@@ -91,15 +94,16 @@ async function listNamed(d: Dockerode, name: string): Promise<NamedNetwork[]> {
 
 /**
  * The egress container's own network, with a way out, made when missing: its id (by name it is
- * ambiguous once a race made two). A second one of the name, made by a chalk that lost the
- * race, is removed when nothing is attached to it.
+ * ambiguous once a race made two). The chalks of this machine make it one at a time, under a
+ * lock in the state directory (`env`'s); a second one of the name, made by a chalk elsewhere that
+ * lost the race, is removed when nothing is attached to it.
  */
-export function ensureNetwork(d: Dockerode, name: string = EGRESS_NETWORK): Promise<string> {
+export function ensureNetwork(d: Dockerode, name: string = EGRESS_NETWORK, env = process.env): Promise<string> {
   // Callers in one process share the call under way: the engine cannot order two creations of
   // a name (one that started first can show up last), so this process makes it once.
   const going = ensuring.get(name);
   if (going) return going;
-  const made = ensureNetworkOnce(d, name).finally(() => ensuring.delete(name));
+  const made = ensureNetworkOnce(d, name, env).finally(() => ensuring.delete(name));
   ensuring.set(name, made);
   return made;
 }
@@ -107,15 +111,32 @@ export function ensureNetwork(d: Dockerode, name: string = EGRESS_NETWORK): Prom
 /** The ensureNetwork calls under way in this process, by network name. */
 const ensuring = new Map<string, Promise<string>>();
 
-async function ensureNetworkOnce(d: Dockerode, name: string): Promise<string> {
+/** How long a chalk waits for another of this machine to make the network (a creation takes well under a second). */
+const NETWORK_LOCK_MS = 60_000;
+
+async function ensureNetworkOnce(d: Dockerode, name: string, env: NodeJS.ProcessEnv): Promise<string> {
   let found = await listNamed(d, name);
   if (!pickNetwork(found, name)) {
-    await d
-      .createNetwork({ Name: name, Driver: 'bridge', CheckDuplicate: true, Labels: { [EGRESS_LABEL]: 'out' } })
-      .catch((err: unknown) => {
-        if (statusOf(err) !== 409) throw err;
-      });
-    found = await listNamed(d, name);
+    const locks = join(stateDir(env), 'sandbox');
+    mkdirSync(locks, { recursive: true, mode: 0o700 });
+    const release = await acquireLock(
+      join(locks, `network-${name.replace(/[^a-z0-9.-]/gi, '_')}.lock`),
+      NETWORK_LOCK_MS,
+    );
+    try {
+      // Another chalk may have made it while this one waited.
+      found = await listNamed(d, name);
+      if (!pickNetwork(found, name)) {
+        await d
+          .createNetwork({ Name: name, Driver: 'bridge', CheckDuplicate: true, Labels: { [EGRESS_LABEL]: 'out' } })
+          .catch((err: unknown) => {
+            if (statusOf(err) !== 409) throw err;
+          });
+        found = await listNamed(d, name);
+      }
+    } finally {
+      release();
+    }
   }
   const chosen = pickNetwork(found, name);
   if (!chosen) throw new Error(`network ${name} could not be made`);
@@ -202,7 +223,7 @@ export class EgressEngine {
     const upstream = upstreamProxy(this.opts.env);
     const [image, network] = await Promise.all([
       ensureEgressImage({ env: this.opts.env, onLine: (l) => this.opts.log?.debug(l) }),
-      ensureNetwork(d),
+      ensureNetwork(d, EGRESS_NETWORK, this.opts.env),
     ]);
     const name = `chalk-egress-${createHash('sha256').update(`${image}\0${upstream}`).digest('hex').slice(0, 12)}`;
     const container = d.getContainer(name);
