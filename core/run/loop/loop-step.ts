@@ -65,7 +65,7 @@ export async function runLoop(run: Run, plan: LoopPlan): Promise<LoopResult> {
   }
 
   const agentMs = run.deps.clock.now().getTime() - call.startedAt;
-  const rubric = await rubricStep(run, call, trees);
+  const rubric = await rubricStep(run, trees);
   const { fingerprint } = rubric;
   const { ending, base } = await landStep(run, plan, call, rubric);
   const judged = await judgeStep(run, ending, fingerprint);

@@ -43,7 +43,7 @@ export interface LoopRubric {
  * failing tests are known runs once more on the same tree (step-rerun.ts, unless
  * CHALK_RERUN_FAILED=off). The loop's outcome stays the first run's: a flaky failure is no progress.
  */
-export async function rubricStep(run: Run, call: LoopCall, trees: TreeIds | null): Promise<LoopRubric> {
+export async function rubricStep(run: Run, trees: TreeIds | null): Promise<LoopRubric> {
   const r = await rubricRuns(run, trees);
   // What the rubric was refused on its way out: the `next:` line names it when the loop fails.
   run.egressBlocked = await noteEgress({
