@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, realpathSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -28,8 +28,28 @@ export function chalk(
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** The directories tempDir made in this test file, for stopTempDaemons. */
+const made: string[] = [];
+
 export function tempDir(prefix = 'chalk-test-'): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  made.push(dir);
+  return dir;
+}
+
+/**
+ * Stops the embedded database servers a `chalk` started for a state under a directory tempDir
+ * made (XDG_STATE_HOME=<dir> or <dir>/state): a command that opens the store starts one, and it
+ * runs until stopped. tests/setup.ts calls it after every test file.
+ */
+export async function stopTempDaemons(): Promise<void> {
+  const dbs = made
+    .splice(0)
+    .flatMap((d) => [join(d, 'chalk', 'db'), join(d, 'state', 'chalk', 'db')])
+    .filter((db) => existsSync(join(db, 'server.pid')));
+  if (dbs.length === 0) return;
+  const { embeddedPathsIn, stopEmbedded } = await import('../../core/store/index.js');
+  for (const db of dbs) await stopEmbedded(embeddedPathsIn(db)).catch(() => false);
 }
 
 /** A scratch git repository with one commit on `main`. */
