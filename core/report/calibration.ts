@@ -13,9 +13,14 @@ export {
   gateAt,
 } from '../decision/calibration.js';
 
-/** One stuck answer with a confidence, what the run did after it, and whether it is in the report's window. */
+/**
+ * One stuck answer with a confidence, what the run did after it, and whether it is in the report's
+ * window; `count` answers alike (the card reads the window's answers other than shadow yeses
+ * grouped: the bands count them, the gate never reads them), 1 when absent.
+ */
 export interface StuckAnswer extends StuckAnswerFacts {
   inWindow: boolean;
+  count?: number;
 }
 
 export const BANDS = [
@@ -39,7 +44,8 @@ export function confidenceBands(answers: readonly StuckAnswer[]): Band[] {
     const inBand = answers.filter(
       (a) => a.inWindow && a.confidence >= from && (a.confidence < to || (to === 1 && a.confidence <= 1)),
     );
-    const right = inBand.filter((a) => (a.answer === 'yes' ? !a.laterProgress : a.laterProgress)).length;
-    return { band: `${from.toFixed(1)}–${to.toFixed(1)}`, answers: inBand.length, right };
+    const count = (list: readonly StuckAnswer[]) => list.reduce((n, a) => n + (a.count ?? 1), 0);
+    const right = count(inBand.filter((a) => (a.answer === 'yes' ? !a.laterProgress : a.laterProgress)));
+    return { band: `${from.toFixed(1)}–${to.toFixed(1)}`, answers: count(inBand), right };
   });
 }

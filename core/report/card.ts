@@ -74,6 +74,7 @@ export function buildCard(raw: RawReport, settings: CardSettings): Card {
     inWindow: a.in_window,
     laterProgress: a.later_progress,
     detained: a.detained,
+    ...(a.count !== undefined ? { count: a.count } : {}),
   }));
   const help = raw.runs.lessons_help.same_failure;
   const ticketsPerTest = new Map<string, number>();

@@ -103,6 +103,8 @@ export interface RawDecider {
     in_window: boolean;
     later_progress: boolean;
     detained: boolean;
+    /** Answers alike, grouped (the window's other than shadow yeses); 1 when absent. */
+    count?: number;
   }[];
 }
 
@@ -138,8 +140,8 @@ interface AnswersDoc {
 }
 
 /**
- * The stuck answers the card judges, from answers.sql's document: every shadow yes, each of the
- * window's other answers (as many as were grouped), and a placeholder outside the window for a
+ * The stuck answers the card judges, from answers.sql's document: every shadow yes, the window's
+ * other answers as they were grouped (with their count), and a placeholder outside the window for a
  * (URL, model) with neither, so the gate lists it. The gate and the bands count exactly what they
  * would over every answer: the gate reads only shadow yeses, the bands only the window's.
  */
@@ -162,18 +164,18 @@ export function answersOf(doc: AnswersDoc): RawDecider['answers'] {
   }
   for (const [url, model, mode, answer, confidence, laterProgress, detained, n] of doc.others) {
     seen.add(JSON.stringify([url, model]));
-    for (let i = 0; i < Number(n); i++)
-      out.push({
-        url,
-        model,
-        run: '',
-        mode,
-        answer,
-        confidence,
-        in_window: true,
-        later_progress: laterProgress,
-        detained,
-      });
+    out.push({
+      url,
+      model,
+      run: '',
+      mode,
+      answer,
+      confidence,
+      in_window: true,
+      later_progress: laterProgress,
+      detained,
+      count: Number(n),
+    });
   }
   for (const [url, model] of doc.keys)
     if (!seen.has(JSON.stringify([url, model])))

@@ -37,6 +37,28 @@ describe('were confident answers right? (bands)', () => {
   });
 });
 
+describe('were confident answers right? (answers grouped with a count)', () => {
+  it('counts a group as its count, as the answers one by one', () => {
+    const one = [
+      a({ answer: 'no', confidence: 0.8, laterProgress: true }),
+      a({ answer: 'no', confidence: 0.8, laterProgress: true }),
+      a({ answer: 'no', confidence: 0.8, laterProgress: true }),
+      a({ mode: 'on', confidence: 0.95, laterProgress: true }),
+      a({ mode: 'on', confidence: 0.95, laterProgress: true }),
+    ];
+    const grouped = [
+      a({ answer: 'no', confidence: 0.8, laterProgress: true, count: 3 }),
+      a({ mode: 'on', confidence: 0.95, laterProgress: true, count: 2 }),
+    ];
+    expect(confidenceBands(grouped)).toEqual(confidenceBands(one));
+    expect(confidenceBands(grouped)).toEqual([
+      { band: '0.5–0.7', answers: 0, right: 0 },
+      { band: '0.7–0.9', answers: 3, right: 3 },
+      { band: '0.9–1.0', answers: 2, right: 0 },
+    ]);
+  });
+});
+
 describe('may it act yet? (the calibration gate)', () => {
   // 18 correct at 0.95, 2 false stops at 0.92, 1 waiting at 0.97, and answers the gate ignores.
   const base = [
