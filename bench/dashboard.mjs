@@ -4,7 +4,9 @@
 // the events, lessons and decisions that go with them: tests/fixtures/telemetry-seed.sql),
 // then `chalk dashboard --all --no-open --output FILE` against each, as a person runs it (the
 // real CLI, start-up included), over the whole year (--days 366) and the default 30 days.
-// Prints seconds and page size per backend and window, against the floor measured in the same run: a
+// The server store is vacuumed and analyzed after seeding, as autovacuum keeps a year-old database.
+// Each window is built three times; prints the median (and the three) and page size per backend and
+// window, against the floor measured in the same run: a
 // plain query on the daily rollup (the year's calls and spend from report_calls, through a new
 // connection, as a process would), and issue 23's target (the year's card on the server in at most 3 s).
 // Run after `npm run build`:
@@ -118,6 +120,13 @@ try {
     await stores[name].pool.query(seedSql(rows[name]));
     seeded[name] = secs(t0);
   }
+  // A server's tables as autovacuum keeps them in a year of use (the visibility map set, statistics
+  // read), and no autovacuum of the fresh rows running beside the timed commands. The embedded store
+  // has no autovacuum: its tables stay as seeded (analyzed, as the card keeps them: core/store/freshen.ts).
+  process.stderr.write('vacuuming the server store, as autovacuum would...\n');
+  const tv = performance.now();
+  await stores.server.pool.query('VACUUM (ANALYZE)');
+  const vacuumed = secs(tv);
   const counts = {};
   for (const name of ['server', 'embedded']) {
     const r = await stores[name].pool.query(
@@ -152,10 +161,15 @@ try {
       name === 'server' ? { CHALK_DATABASE_URL: server.url } : { XDG_STATE_HOME: state, CHALK_DATABASE_URL: '' };
     for (const [w, args] of Object.entries(windows)) {
       const output = join(state, `dashboard-${name}-${w}.html`);
-      process.stderr.write(`building the page from the ${name} store (${args.join(' ')})...\n`);
-      const t0 = performance.now();
-      await chalk(['dashboard', ...args, '--no-open', '--output', output], env);
-      built[name][w] = { s: secs(t0), kb: statSync(output).size / 1024 };
+      process.stderr.write(`building the page from the ${name} store (${args.join(' ')}), three times...\n`);
+      const times = [];
+      for (let i = 0; i < 3; i++) {
+        const t0 = performance.now();
+        await chalk(['dashboard', ...args, '--no-open', '--output', output], env);
+        times.push(secs(t0));
+      }
+      // The median of three, and the three as they came (the first also reads what the others find cached).
+      built[name][w] = { s: [...times].sort((a, b) => a - b)[1], all: times, kb: statSync(output).size / 1024 };
     }
   }
 
@@ -165,13 +179,14 @@ try {
     `  ${label}, ${n(counts[name].runs)} runs, ${n(counts[name].events)} events, ${n(counts[name].lessons)} lessons, ` +
     `${n(counts[name].decisions)} decisions (seeded in ${f(seeded[name])} s):\n` +
     `    floor (a plain query on the daily rollup): ${(floor[name] * 1000).toFixed(0)} ms\n` +
-    `    --days 366 (every row): ${f(built[name].year.s)} s (${(built[name].year.s / floor[name]).toFixed(0)}x the floor), page ${built[name].year.kb.toFixed(0)} KiB\n` +
-    `    default --days 30:      ${f(built[name].month.s)} s (${(built[name].month.s / floor[name]).toFixed(0)}x the floor), page ${built[name].month.kb.toFixed(0)} KiB`;
+    `    --days 366 (every row): ${f(built[name].year.s)} s (${(built[name].year.s / floor[name]).toFixed(0)}x the floor; runs ${built[name].year.all.map(f).join(', ')} s), page ${built[name].year.kb.toFixed(0)} KiB\n` +
+    `    default --days 30:      ${f(built[name].month.s)} s (${(built[name].month.s / floor[name]).toFixed(0)}x the floor; runs ${built[name].month.all.map(f).join(', ')} s), page ${built[name].month.kb.toFixed(0)} KiB`;
   const target = built.server.year.s <= 3;
   process.stdout.write(
     `${[
       'dashboard bench: chalk dashboard --all --no-open, the real CLI, start-up included',
       line('server', 'Postgres server'),
+      `    (VACUUM (ANALYZE) after seeding, as autovacuum would: ${f(vacuumed)} s)`,
       line('embedded', 'embedded PGlite'),
       `issue 23's target, the year's card over ${n(counts.server.runs)} runs on the server in at most 3 s: ${target ? 'met' : 'NOT met'} (${f(built.server.year.s)} s)`,
     ].join('\n')}\n`,
