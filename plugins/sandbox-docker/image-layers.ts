@@ -1,11 +1,12 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
-import { acquireLock, SHARE_DIR, stateDir } from '../../core/host.js';
+import { SHARE_DIR } from '../../core/host.js';
 import { UserError } from '../../core/plugin.js';
 import type { Devcontainer } from './devcontainer.js';
 import { buildFromContext, CONTEXT_LABEL, DEFAULT_IMAGE, ensureImage, extraCaBundle, inspectImage } from './image.js';
 import { devcontainerBuildName, layeredName } from './image-plan.js';
+import { sandboxLock } from './locks.js';
 
 /**
  * The images Chalk layers on others: a toolchain on the default image (Debian packages), and
@@ -49,9 +50,7 @@ async function buildLayer(
   const fresh = async () => !opts.force && (await inspectImage(tag))?.contextHash === hash;
   if (await fresh()) return false;
   const env = opts.env ?? process.env;
-  const locks = join(stateDir(env), 'sandbox');
-  mkdirSync(locks, { recursive: true, mode: 0o700 });
-  const release = await acquireLock(join(locks, `build-${tag.replace(/[^a-z0-9.-]/gi, '_')}.lock`), BUILD_WAIT_MS);
+  const release = await sandboxLock('build', tag, env, BUILD_WAIT_MS);
   const dir = mkdtempSync(join(tmpdir(), 'chalk-layer-'));
   try {
     if (await fresh()) return false;

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { acquireLock, stateDir } from '../../core/host.js';
 import { type MirrorRepo, OBJECT_ID, SANDBOX_PATHS } from '../../core/plugin.js';
 import { describeDockerError, docker, statusOf } from './docker.js';
 import { buildFromContext } from './image.js';
+import { sandboxLock } from './locks.js';
 
 /**
  * Sandbox mirrors on the Docker engine: a repository's history up to one commit, as an image
@@ -140,9 +140,7 @@ export async function makeMirror(o: {
   if (!OBJECT_ID.test(o.base)) throw new Error(`not an object id: ${JSON.stringify(o.base)}`);
   const tag = mirrorTag(o.repo.key, o.imageId, o.base);
   if (await isMirror(tag, o.repo, o.base, o.imageId)) return { built: false, tag };
-  const locks = join(stateDir(o.env ?? process.env), 'sandbox');
-  mkdirSync(locks, { recursive: true, mode: 0o700 });
-  const release = await acquireLock(join(locks, `mirror-${tag.replace(/[^a-z0-9.-]/gi, '_')}.lock`), BUILD_WAIT_MS);
+  const release = await sandboxLock('mirror', tag, o.env ?? process.env, BUILD_WAIT_MS);
   const dir = mkdtempSync(join(tmpdir(), 'chalk-mirror-'));
   try {
     if (await isMirror(tag, o.repo, o.base, o.imageId)) return { built: false, tag };

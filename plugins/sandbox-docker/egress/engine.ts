@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type Dockerode from 'dockerode';
-import { acquireLock, stateDir } from '../../../core/host.js';
 import { type Log, UserError } from '../../../core/plugin.js';
 import { describeDockerError, docker, statusOf } from '../docker.js';
 import { HOST_ALIAS, rewriteLoopback } from '../env.js';
+import { sandboxLock } from '../locks.js';
 import { EgressChannel } from './channel.js';
 import { UPSTREAM_ENV } from './daemon/layout.js';
 import { parseUpstream } from './daemon/squid-conf.js';
@@ -117,12 +115,7 @@ const NETWORK_LOCK_MS = 60_000;
 async function ensureNetworkOnce(d: Dockerode, name: string, env: NodeJS.ProcessEnv): Promise<string> {
   let found = await listNamed(d, name);
   if (!pickNetwork(found, name)) {
-    const locks = join(stateDir(env), 'sandbox');
-    mkdirSync(locks, { recursive: true, mode: 0o700 });
-    const release = await acquireLock(
-      join(locks, `network-${name.replace(/[^a-z0-9.-]/gi, '_')}.lock`),
-      NETWORK_LOCK_MS,
-    );
+    const release = await sandboxLock('network', name, env, NETWORK_LOCK_MS);
     try {
       // Another chalk may have made it while this one waited.
       found = await listNamed(d, name);
