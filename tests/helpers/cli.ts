@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { embeddedPaths } from '../../core/store/embedded/paths.js';
 
 export const CHALK_BIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'chalk.cjs');
 
@@ -45,11 +46,12 @@ export function tempDir(prefix = 'chalk-test-'): string {
 export async function stopTempDaemons(): Promise<void> {
   const dbs = made
     .splice(0)
-    .flatMap((d) => [join(d, 'chalk', 'db'), join(d, 'state', 'chalk', 'db')])
-    .filter((db) => existsSync(join(db, 'server.pid')));
+    .flatMap((d) => [embeddedPaths({ XDG_STATE_HOME: d }), embeddedPaths({ XDG_STATE_HOME: join(d, 'state') })])
+    .filter((db) => existsSync(db.pidFile));
   if (dbs.length === 0) return;
-  const { embeddedPathsIn, stopEmbedded } = await import('../../core/store/index.js');
-  for (const db of dbs) await stopEmbedded(embeddedPathsIn(db)).catch(() => false);
+  // The store (pg and the rest) is loaded only by a file that started a server.
+  const { stopEmbedded } = await import('../../core/store/index.js');
+  for (const db of dbs) await stopEmbedded(db).catch(() => false);
 }
 
 /** A scratch git repository with one commit on `main`. */
