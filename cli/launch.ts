@@ -76,22 +76,19 @@ export async function runCommandClass(
 ): Promise<number> {
   const { stdout, stderr } = openChannels();
   const cli = new Cli({ binaryName: 'chalk', binaryVersion: version(), enableCapture: false });
+  const context = { stdin: process.stdin, stdout, stderr, env: process.env, colorDepth: 1, ...extra };
   let command: Awaited<ReturnType<typeof cli.process>>;
   try {
     cli.register(commandClass);
-    command = cli.process(argv, {
-      stdin: process.stdin,
-      stdout,
-      stderr,
-      env: process.env,
-      colorDepth: 1,
-      ...extra,
-    });
+    command = cli.process(argv, context);
   } catch (err) {
     const message = (err as Error).message.split('\n').find((l) => l.trim() !== '') ?? 'bad arguments';
     stderr.write(`chalk: ${message.replace(/^Usage Error: /, '')}\nusage: ${usage}\n`);
     return 2;
   }
+  // `chalk status --help` is clipanion's own help command, not the class: it prints the usage
+  // through the cli that `run` hands it (validateAndExecute alone left it none to print with).
+  if (!(command instanceof commandClass)) return cli.run(command, context);
   try {
     const code = await command.validateAndExecute();
     return typeof code === 'number' ? code : 0;

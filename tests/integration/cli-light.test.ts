@@ -115,6 +115,24 @@ describe('the bundle chalk status runs from', () => {
       code: 2,
       stderr: 'chalk: Extraneous positional argument ("extra").\nusage: chalk status [--json]\n',
     });
+    const help = chalk(['status', '--help'], { cwd: repo, env });
+    expect(help).toMatchObject({ code: 0, stderr: '' });
+    expect(help.stdout).toContain('$ chalk status [--json]');
+  });
+
+  it("a command's --help prints its usage, exit 0: a core command, a nested one, a built-in plugin's", async () => {
+    // One function runs every command's class (cli/launch.ts): clipanion's help ran there without
+    // the cli it prints through, and every `chalk <command> --help` failed alike.
+    const repo = repoWithTicket();
+    const env = noDatabase(tempDir());
+    const { COMMANDS } = await import('../../cli/registry.js');
+    const plugin = COMMANDS.find((c) => c.builtinPlugin);
+    expect(plugin).toBeDefined();
+    for (const path of [['config'], ['db', 'status'], plugin?.path ?? []]) {
+      const r = chalk([...path, '--help'], { cwd: repo, env });
+      expect({ path, code: r.code, stderr: r.stderr }).toEqual({ path, code: 0, stderr: '' });
+      expect(r.stdout, path.join(' ')).toContain(`$ chalk ${path.join(' ')}`);
+    }
   });
 
   it('without the bundle (a build by tsc alone), the binary runs chalk status from main.js alike', () => {
