@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // The `chalk` binary. It is CommonJS so that `chalk version` costs what `node -e 0` costs:
 // an ES module entry pays for node's ES module loader (about 10 ms here) before its first
-// line, and each static import more (bench/cli-startup.mjs). `chalk status` runs from one
-// bundled CommonJS file, dist/cli/light.cjs (cli/light.ts; the build makes it), compiled
-// with a V8 code cache: resolving and compiling its 160 modules one by one was most of its
-// time. Every other command loads the CLI proper (main.js, an ES module) and runs there with
-// the same arguments, as `chalk status` does when the bundle is not built.
+// line, and each static import more (bench/cli-startup.mjs). `chalk status` and `chalk
+// status --json`, exactly so written, run from one bundled CommonJS file, dist/cli/light.cjs
+// (cli/light.ts; the build makes it), compiled with a V8 code cache: resolving and compiling
+// its 160 modules one by one was most of its time. Every other command line (`chalk status
+// --help` too) loads the CLI proper (main.js, an ES module) and runs there with the same
+// arguments, as `chalk status` does when the bundle is not built.
 import { readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -48,7 +49,7 @@ if (VERSION_WORDS.has(first ?? '')) {
     // A reader that went away (`chalk version | true`) ends it quietly, as main.js does.
     if ((err as NodeJS.ErrnoException).code !== 'EPIPE') throw err;
   }
-} else if ((require('./light-words.cjs') as typeof import('./light-words.cjs')).isLightWord(first)) {
+} else if ((require('./light-words.cjs') as typeof import('./light-words.cjs')).lightForm(process.argv.slice(2))) {
   try {
     if (!runLight()) runMain();
   } catch (err) {

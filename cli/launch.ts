@@ -4,8 +4,8 @@ import { TerminalStream } from '../core/text/terminal.js';
 
 /*
  * What the CLI's two entries share: main.js (every command) and light.js (`chalk status`, run
- * from its bundle, dist/cli/light.cjs). Both end a command the same way, print the same lines
- * and run its class through clipanion the same way; only how they find and load it differs.
+ * from its bundle, dist/cli/light.cjs). Both end a command the same way and print the same
+ * lines; main.js reads the arguments with clipanion, light.js takes the exact forms it serves.
  */
 
 /**
@@ -58,6 +58,17 @@ export function fail(err: unknown): number {
   out.write(`chalk: ${message}\n`);
   if (process.env.CHALK_DEBUG === '1' && e?.stack) out.write(`${e.stack}\n`);
   return typeof e?.exitCode === 'number' ? e.exitCode : 1;
+}
+
+/** Runs a command that reads no arguments on the channels; an error gets one line (`fail`). Returns the exit code. */
+export async function runOnChannels(
+  command: (out: { stdout: TerminalStream; stderr: TerminalStream }) => Promise<number>,
+): Promise<number> {
+  try {
+    return await command(openChannels());
+  } catch (err) {
+    return fail(err);
+  }
 }
 
 /** What a plugin's command finds in `this.context` beside clipanion's streams (PluginCommandContext). */

@@ -14,7 +14,27 @@ export const LIGHT_COMMANDS = {
 
 export type LightWord = keyof typeof LIGHT_COMMANDS;
 
-/** True when the binary's first argument names a command the bundle serves. */
+/** True when `word` names a command the bundle serves (in the forms `lightForm` accepts). */
 export function isLightWord(word: string | undefined): word is LightWord {
   return word !== undefined && Object.hasOwn(LIGHT_COMMANDS, word);
+}
+
+/** A command line the bundle runs: the command, and whether `--json` was given. */
+export interface LightForm {
+  word: LightWord;
+  json: boolean;
+}
+
+/**
+ * The binary's arguments when the bundle serves them, exactly as written: the command's word
+ * alone or followed by `--json`, nothing else. Any other spelling (help, a misspelt or repeated
+ * flag, `--json=true`) is null and goes to main.js, whose parser (clipanion) answers it, so the
+ * bundle holds no parser: loading clipanion was a twentieth of `chalk status`'s time.
+ */
+export function lightForm(argv: readonly string[]): LightForm | null {
+  const [word, ...rest] = argv;
+  if (!isLightWord(word)) return null;
+  if (rest.length === 0) return { word, json: false };
+  if (rest.length === 1 && rest[0] === '--json') return { word, json: true };
+  return null;
 }

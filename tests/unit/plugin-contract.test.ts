@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { CommandClass } from 'clipanion';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { isLightWord, LIGHT_COMMANDS } from '../../cli/light-words.cjs';
+import { isLightWord, LIGHT_COMMANDS, lightForm } from '../../cli/light-words.cjs';
 import { COMMANDS, findCommand, pluginCommands, usageText } from '../../cli/registry.js';
 import { type Config, ConfigError, loadConfig, resetConfigWarnings } from '../../core/config/config.js';
 import { KEYS } from '../../core/config/keys.js';
@@ -340,5 +340,23 @@ describe("a plugin's commands (cli/registry.ts)", () => {
     expect(isLightWord('status')).toBe(true);
     expect(isLightWord('config')).toBe(false);
     expect(isLightWord('toString')).toBe(false);
+  });
+
+  test("the bundle takes its command lines exactly as written; every other spelling is main.js's to parse", () => {
+    expect(lightForm(['status'])).toEqual({ word: 'status', json: false });
+    expect(lightForm(['status', '--json'])).toEqual({ word: 'status', json: true });
+    for (const argv of [
+      [],
+      ['config'],
+      ['toString'],
+      ['status', '--help'],
+      ['status', '-h'],
+      ['status', '--json', '--json'],
+      ['status', '--json=true'],
+      ['status', '--jsn'],
+      ['status', 'PROJ-1'],
+      ['--json', 'status'],
+    ])
+      expect(lightForm(argv), argv.join(' ')).toBeNull();
   });
 });
