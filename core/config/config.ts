@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { UserError } from '../errors.js';
 import { readRepoFile } from '../fs/repo-file.js';
 import { ConfigError } from './errors.js';
+import { lazyProperty } from './lazy.js';
 import type { KeySpec } from './schemas.js';
 import { CORE_TABLE, type KeyTable } from './table.js';
 
@@ -209,6 +210,16 @@ function holdToCeiling(spec: KeySpec, raw: string, table: KeyTable, env: NodeJS.
   return asked !== null && most !== null && asked > most ? ceiling : null;
 }
 
+/** The key's value parsed by its schema; a value it refuses is a ConfigError naming where it came from. */
+function parseValue(spec: KeySpec, raw: string, source: Source): unknown {
+  const parsed = spec.schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const msg = parsed.error.issues[0]?.message ?? `${spec.name} has an invalid value`;
+  throw new ConfigError(
+    source === 'default' ? msg : `${msg} [from ${source === 'env' ? 'the environment' : '.chalk/config'}]`,
+  );
+}
+
 function resolveConfig(o: { table: KeyTable; root: string | null; sources: Sources; final: boolean }): Config {
   const { env, file } = o.sources;
   const entries = new Map<string, ConfigEntry>();
@@ -235,23 +246,21 @@ function resolveConfig(o: { table: KeyTable; root: string | null; sources: Sourc
       raw = spec.default;
       source = 'default';
     }
-    const parsed = spec.schema.safeParse(raw);
-    if (!parsed.success) {
-      const msg = parsed.error.issues[0]?.message ?? `${spec.name} has an invalid value`;
-      throw new ConfigError(
-        source === 'default' ? msg : `${msg} [from ${source === 'env' ? 'the environment' : '.chalk/config'}]`,
-      );
-    }
-    entries.set(spec.name, {
+    // What was set is checked now, whoever asks for it; a default before the command starts
+    // only once every plugin's keys are known (`final`), else when it is first read.
+    const now = source !== 'default' || o.final;
+    const entry: ConfigEntry = {
       key: spec.name,
       raw,
-      value: parsed.data,
+      value: now ? parseValue(spec, raw, source) : undefined,
       source,
       secret: spec.secret === true,
       scope: spec.scope,
       plugin: spec.plugin,
       ...(heldFrom !== undefined ? { heldFrom } : {}),
-    });
+    };
+    if (!now) lazyProperty(entry, 'value', () => parseValue(spec, raw, source));
+    entries.set(spec.name, entry);
   }
   const config = new Config(entries, o.root, o.sources, o.table);
   crossCheck(config);

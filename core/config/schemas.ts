@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazyProperty } from './lazy.js';
 
 /**
  * Schema builders for configuration keys: each parses the raw string, and its
@@ -123,23 +124,37 @@ export interface KeySpec {
   limit?: Limit;
 }
 
+/**
+ * A key's schema, or a function that makes it. A function is called the first time the key's
+ * `schema` is read and never again: zod builds a schema out of several objects, and a command
+ * that reads a few keys (`chalk status`) then does not build the hundred others (a third of
+ * a thousand objects, and the garbage collections they cost, at every start).
+ */
+export type SchemaOf = z.ZodType<unknown> | (() => z.ZodType<unknown>);
+
+/** The spec with `schema` made from `schema` on first read when it is a function (see SchemaOf). */
+function withSchema(spec: Omit<KeySpec, 'schema'>, schema: SchemaOf): KeySpec {
+  if (typeof schema !== 'function') return { ...spec, schema };
+  return lazyProperty(spec as KeySpec, 'schema', schema);
+}
+
 /** A key a repository may set in `.chalk/config` (or the environment). */
 export const repoKey = (
   name: string,
   def: string,
   help: string,
-  schema: z.ZodType<unknown> = text,
-  extra: Partial<KeySpec> = {},
-): KeySpec => ({ name, scope: 'repo', default: def, help, schema, ...extra });
+  schema: SchemaOf = text,
+  extra: Partial<Omit<KeySpec, 'schema'>> = {},
+): KeySpec => withSchema({ name, scope: 'repo', default: def, help, ...extra }, schema);
 
 /** A key only this machine's environment may set: in `.chalk/config` it is unknown. */
 export const machineKey = (
   name: string,
   def: string,
   help: string,
-  schema: z.ZodType<unknown> = text,
-  extra: Partial<KeySpec> = {},
-): KeySpec => ({ name, scope: 'machine', default: def, help, schema, ...extra });
+  schema: SchemaOf = text,
+  extra: Partial<Omit<KeySpec, 'schema'>> = {},
+): KeySpec => withSchema({ name, scope: 'machine', default: def, help, ...extra }, schema);
 
 /** A plain number's size; null for anything else (`auto`). */
 export const numberSize = (raw: string): number | null => (/^[0-9]+(\.[0-9]+)?$/.test(raw) ? Number(raw) : null);
@@ -171,7 +186,7 @@ export function limitKey(o: {
   const ceiling = `CHALK_CEILING_${o.name.replace(/^CHALK_/, '')}`;
   const limit: Limit = { ceiling, measure: o.measure ?? numberSize, label: o.label, show: o.show ?? ((raw) => raw) };
   return [
-    repoKey(o.name, o.default, o.help, o.schema(o.name), { limit }),
-    machineKey(ceiling, o.ceiling, `Most a repository's .chalk/config may set ${o.name} to`, o.schema(ceiling)),
+    repoKey(o.name, o.default, o.help, () => o.schema(o.name), { limit }),
+    machineKey(ceiling, o.ceiling, `Most a repository's .chalk/config may set ${o.name} to`, () => o.schema(ceiling)),
   ];
 }

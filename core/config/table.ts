@@ -19,6 +19,23 @@ export interface KeyGroup {
 }
 
 /**
+ * `spec` as `plugin` declared it: its own properties copied as they are, so a schema made on
+ * first read (SchemaOf) is not made here, as spreading the spec would.
+ */
+function declared(spec: KeySpec, plugin: string): DeclaredKey {
+  const key = { plugin } as DeclaredKey;
+  for (const [name, d] of Object.entries(Object.getOwnPropertyDescriptors(spec))) {
+    if (!d.enumerable || name === 'plugin') continue;
+    Object.defineProperty(
+      key,
+      name,
+      'value' in d ? { ...d, writable: true, configurable: true } : { ...d, configurable: true },
+    );
+  }
+  return key;
+}
+
+/**
  * The key table: core's keys, then each plugin's in registration order. A name
  * declared twice (two plugins, or a plugin repeating a core key) is refused with
  * one line naming both declarers, since neither could be trusted to win.
@@ -34,7 +51,7 @@ export function keyTable(groups: readonly KeyGroup[]): KeyTable {
           `configuration key ${spec.name} is declared twice, by ${who(earlier.plugin)} and by ${who(group.plugin)}; remove one of the plugins from CHALK_PLUGINS`,
         );
       }
-      byName.set(spec.name, { ...spec, plugin: group.plugin });
+      byName.set(spec.name, declared(spec, group.plugin));
     }
   }
   return [...byName.values()];

@@ -11,18 +11,19 @@ export const DECIDER_HTTP_KEYS: readonly KeySpec[] = [
     'CHALK_DECIDER_LIMIT',
     'max_concurrent=4',
     'Decider admission: max_concurrent=N (calls in flight) or tpm=N[,burst=N] (a token bucket per minute)',
-    z.string().superRefine((v, ctx) => {
-      try {
-        parseLimit(v, 'CHALK_DECIDER_LIMIT');
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', message: (err as Error).message });
-      }
-    }),
+    () =>
+      z.string().superRefine((v, ctx) => {
+        try {
+          parseLimit(v, 'CHALK_DECIDER_LIMIT');
+        } catch (err) {
+          ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        }
+      }),
   ),
   machine(
     'CHALK_DECIDER_CONTEXT_TOKENS',
     '4096',
     "The decider's context window in tokens; a request counted above it is not sent",
-    positiveInt('CHALK_DECIDER_CONTEXT_TOKENS'),
+    () => positiveInt('CHALK_DECIDER_CONTEXT_TOKENS'),
   ),
 ];

@@ -80,16 +80,17 @@ export const SANDBOX_KEYS: readonly KeySpec[] = [
     'CHALK_SANDBOX_PACKAGES',
     '',
     'Extra Debian packages for the toolchain image, comma- or space-separated (e.g. libpq-dev, protobuf-compiler)',
-    z.string().refine((v) => packageList(v).every((p) => DEBIAN_PACKAGE.test(p)), {
-      error: (i) =>
-        `CHALK_SANDBOX_PACKAGES must be Debian package names (lower case letters, digits, + - .), comma-separated ${got(i.input)}`,
-    }),
+    () =>
+      z.string().refine((v) => packageList(v).every((p) => DEBIAN_PACKAGE.test(p)), {
+        error: (i) =>
+          `CHALK_SANDBOX_PACKAGES must be Debian package names (lower case letters, digits, + - .), comma-separated ${got(i.input)}`,
+      }),
   ),
   repo(
     'CHALK_DEVCONTAINER',
     'auto',
     'auto: a trusted .devcontainer/devcontainer.json gives the sandbox image (chalk sandbox trust); off: it is ignored',
-    oneOf('CHALK_DEVCONTAINER', ['auto', 'off']),
+    () => oneOf('CHALK_DEVCONTAINER', ['auto', 'off']),
   ),
   MEMORY_CEILING,
   TMPFS_CEILING,
@@ -103,25 +104,25 @@ export const SANDBOX_KEYS: readonly KeySpec[] = [
     'CHALK_SANDBOX_RUNTIME',
     'runc',
     "The engine's container runtime for sandboxes: runc, or runsc (gVisor; the engine must have it registered)",
-    oneOf('CHALK_SANDBOX_RUNTIME', ['runc', 'runsc']),
+    () => oneOf('CHALK_SANDBOX_RUNTIME', ['runc', 'runsc']),
   ),
   machine(
     'CHALK_EGRESS',
     'registries',
     'What sandboxes may reach through the egress proxy: registries (the package registries), off (nothing) or open (any public host)',
-    oneOf('CHALK_EGRESS', EGRESS_MODES),
+    () => oneOf('CHALK_EGRESS', EGRESS_MODES),
   ),
   machine(
     'CHALK_EGRESS_ALLOW',
     '',
     'Hosts sandboxes may reach on top of CHALK_EGRESS: host[:port],... (*.example.com for subdomains; an address allows that address)',
-    allowList('CHALK_EGRESS_ALLOW'),
+    () => allowList('CHALK_EGRESS_ALLOW'),
   ),
   repo(
     'CHALK_EGRESS_HOSTS',
     '',
     "Hosts this repository's setup and tests need (host[:port],...); they apply once someone on this machine runs: chalk egress trust",
-    allowList('CHALK_EGRESS_HOSTS'),
+    () => allowList('CHALK_EGRESS_HOSTS'),
   ),
   machine(
     'CHALK_SANDBOX_CA',
@@ -137,18 +138,12 @@ export const OTEL_KEYS: readonly KeySpec[] = [
     'CHALK_OTEL_HEADERS',
     'false',
     'true: also hand OTEL_EXPORTER_OTLP_HEADERS (often a token) to the agent CLI in the sandbox',
-    bool('CHALK_OTEL_HEADERS'),
+    () => bool('CHALK_OTEL_HEADERS'),
   ),
-  machine(
-    'CHALK_OTEL_PROTOCOL',
-    'grpc',
-    'OTLP protocol',
+  machine('CHALK_OTEL_PROTOCOL', 'grpc', 'OTLP protocol', () =>
     oneOf('CHALK_OTEL_PROTOCOL', ['grpc', 'http/protobuf', 'http/json']),
   ),
-  machine(
-    'CHALK_OTEL_SIGNALS',
-    'traces',
-    'Comma list of traces, metrics, logs',
+  machine('CHALK_OTEL_SIGNALS', 'traces', 'Comma list of traces, metrics, logs', () =>
     z.string().refine((v) => v.split(',').every((s) => ['traces', 'metrics', 'logs'].includes(s.trim())), {
       error: (i) => `CHALK_OTEL_SIGNALS must be a comma list of 'traces', 'metrics' and 'logs' ${got(i.input)}`,
     }),

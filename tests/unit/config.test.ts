@@ -10,7 +10,8 @@ import {
 } from '../../core/config/config.js';
 import { MAX_TIMER_MS } from '../../core/config/keys.js';
 import { chosenBy, describeSetting, proposedLine } from '../../core/config/limits.js';
-import { pluginKeyTable } from '../../core/config/table.js';
+import { positiveInt, repoKey } from '../../core/config/schemas.js';
+import { keyTable, pluginKeyTable } from '../../core/config/table.js';
 import { configTemplate } from '../../core/config/template.js';
 import { BUILTINS } from '../../plugins/builtin.js';
 import { tempDir } from '../helpers/cli.js';
@@ -336,5 +337,59 @@ describe('display and template', () => {
     const config = loadConfig({ root, env: {}, warn: (l) => warnings.push(l) });
     expect(warnings).toEqual([]);
     expect(config.display().every((r) => r.source === 'default')).toBe(true);
+  });
+});
+
+describe('schemas are made when a command reads the key (SchemaOf)', () => {
+  test("a key's schema is made on first read, once, and the key table does not read it", () => {
+    let made = 0;
+    const spec = repoKey('CHALK_LAZY_PROBE', '3', 'probe', () => {
+      made++;
+      return positiveInt('CHALK_LAZY_PROBE');
+    });
+    const [declared] = keyTable([{ plugin: 'probe', keys: [spec] }]);
+    expect(made).toBe(0);
+    expect(declared).toMatchObject({ name: 'CHALK_LAZY_PROBE', plugin: 'probe', scope: 'repo', default: '3' });
+    expect(declared?.schema.parse('4')).toBe(4);
+    expect(spec.schema.parse('5')).toBe(5);
+    expect(made).toBe(1);
+  });
+
+  test('before the plugins are known, a default is parsed when read; a value that was set, at once', () => {
+    let made = 0;
+    const table = pluginKeyTable([
+      {
+        name: 'probe',
+        configuration: [
+          repoKey('CHALK_LAZY_A', '2', 'a', () => {
+            made++;
+            return positiveInt('CHALK_LAZY_A');
+          }),
+          // A default its own schema refuses (a plugin's mistake) is found when it is read.
+          repoKey('CHALK_LAZY_B', 'zero', 'b', () => positiveInt('CHALK_LAZY_B')),
+        ],
+      },
+    ]);
+    const config = loadWith({ root: null, env: {}, keys: table });
+    expect(made).toBe(0);
+    expect(config.num('CHALK_LAZY_A')).toBe(2);
+    expect(config.num('CHALK_LAZY_A')).toBe(2);
+    expect(made).toBe(1);
+    expect(() => config.num('CHALK_LAZY_B')).toThrow(ConfigError);
+    expect(() => config.num('CHALK_LAZY_B')).toThrow("CHALK_LAZY_B must be a positive whole number (got 'zero')");
+    // Set in the environment, a bad value is refused while the configuration is read.
+    expect(() => loadWith({ root: null, env: { CHALK_LAZY_A: '0' }, keys: table })).toThrow(
+      "CHALK_LAZY_A must be a positive whole number (got '0') [from the environment]",
+    );
+    // Once every plugin's keys are known (the kernel's table), every default is checked at once.
+    expect(() => config.withKeys(table)).toThrow("CHALK_LAZY_B must be a positive whole number (got 'zero')");
+  });
+
+  test("every built-in key's default is one its schema takes", () => {
+    for (const k of KEYS) expect(k.schema.safeParse(k.default).success, k.name).toBe(true);
+    const config = loadConfig({ root: null, env: {} });
+    expect(
+      JSON.parse(JSON.stringify([...config.entries.values()])).every((e: { value?: unknown }) => 'value' in e),
+    ).toBe(true);
   });
 });
