@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { stateDir } from './state-dir.cjs';
 
 /**
@@ -138,31 +138,39 @@ export interface RunPaths {
   bundle: string;
 }
 
+/**
+ * `name` (one fixed path component) in the directory `dir` (already normalized by `join`): the
+ * same path `join` gives, without normalizing the whole string again. A run's twenty-odd paths
+ * for each ticket `chalk status` lists made node's path normalizer hot enough for V8 to compile
+ * it in the background, work the command then waited for before it could exit.
+ */
+const inDir = (dir: string, name: string): string => (dir.endsWith(sep) ? `${dir}${name}` : `${dir}${sep}${name}`);
+
 export function runPaths(repo: string, ticket: string, env: NodeJS.ProcessEnv = process.env): RunPaths {
   const dir = join(runsDir(repo, env), ticket);
-  const io = join(dir, 'io');
+  const io = inDir(dir, 'io');
   return {
     dir,
-    pid: join(dir, 'pid'),
-    record: join(dir, 'run.json'),
-    runLog: join(dir, 'run.log'),
-    fleet: join(dir, 'fleet'),
-    rejoin: join(dir, 'rejoin'),
-    sealed: join(dir, 'sealed'),
+    pid: inDir(dir, 'pid'),
+    record: inDir(dir, 'run.json'),
+    runLog: inDir(dir, 'run.log'),
+    fleet: inDir(dir, 'fleet'),
+    rejoin: inDir(dir, 'rejoin'),
+    sealed: inDir(dir, 'sealed'),
     io,
-    systemPrompt: join(io, 'system.md'),
-    prompt: join(io, 'prompt.md'),
-    loopJson: join(io, 'loop.json'),
-    loopErr: join(io, 'loop.err'),
-    rubricLog: join(io, 'rubric.log'),
-    rubricRerunLog: join(io, 'rubric-rerun.log'),
-    setupLog: join(io, 'setup.log'),
-    baseRubricLog: join(io, 'base-rubric.log'),
-    report: join(io, 'report'),
-    detention: join(io, 'detention.json'),
-    decisions: join(io, 'decisions.jsonl'),
-    egress: join(io, 'egress.jsonl'),
-    bundle: join(io, 'out.bundle'),
+    systemPrompt: inDir(io, 'system.md'),
+    prompt: inDir(io, 'prompt.md'),
+    loopJson: inDir(io, 'loop.json'),
+    loopErr: inDir(io, 'loop.err'),
+    rubricLog: inDir(io, 'rubric.log'),
+    rubricRerunLog: inDir(io, 'rubric-rerun.log'),
+    setupLog: inDir(io, 'setup.log'),
+    baseRubricLog: inDir(io, 'base-rubric.log'),
+    report: inDir(io, 'report'),
+    detention: inDir(io, 'detention.json'),
+    decisions: inDir(io, 'decisions.jsonl'),
+    egress: inDir(io, 'egress.jsonl'),
+    bundle: inDir(io, 'out.bundle'),
   };
 }
 
