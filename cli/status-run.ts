@@ -19,9 +19,22 @@ export async function runStatus(opts: { json: boolean }, out: { stdout: Writable
   const { root, config } = await commandContext();
   if (!root) throw new UserError('chalk status runs inside a git repository: cd into one');
   // The store opens (pg's import, the connection, the schema check) while one git names the
-  // repository and lists its detention branches.
-  const opening = PgStore.forConfig(config);
+  // repository and lists its detention branches. git starts once the connection is asked for:
+  // starting a process holds this thread for several milliseconds, which the database's
+  // answer then no longer waits behind.
+  let connecting = () => {};
+  const asked = new Promise<void>((resolve) => {
+    connecting = resolve;
+  });
+  const opening = PgStore.forConfig(config, process.env, { connecting });
   opening.catch(() => {}); // ticketStatus reports a store that cannot open
+  await Promise.race([
+    asked,
+    opening.then(
+      () => {},
+      () => {},
+    ),
+  ]);
   const { repo, branches } = await repoNameAndBranches(root, 'detention/').catch(async (err: unknown) => {
     await opening.then((s) => s.close()).catch(() => {});
     throw err;

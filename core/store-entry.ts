@@ -9,6 +9,7 @@ export {
   type EmbeddedPaths,
   embeddedPaths,
   embeddedPathsIn,
+  type OpenOptions,
   PgStore,
   type StoreTarget,
   storeTarget,

@@ -4,7 +4,7 @@ export { recordDecisions } from './decisions.js';
 export { ensureEmbedded, probe, stopEmbedded } from './embedded/ensure.js';
 export { type EmbeddedPaths, embeddedPaths, embeddedPathsIn } from './embedded/paths.js';
 export { CARD_TABLES, freshenCardStats, staleTables, type TableEstimate } from './freshen.js';
-export { PgStore } from './pg-store.js';
+export { type OpenOptions, PgStore } from './pg-store.js';
 export { applySchema, SCHEMA_VERSION, schemaSql } from './schema.js';
 export {
   describeUrl,

@@ -32,6 +32,12 @@ import { ticketSummaries } from './tickets.js';
 
 // Postgres bigint (count, sum, bigserial) arrives as text; callers convert where they read it.
 
+/** How a caller follows a store's opening (`PgStore.open`). */
+export interface OpenOptions {
+  /** Called once the first connection has been asked for (the socket is connecting). */
+  connecting?: () => void;
+}
+
 /** The store on a `pg` pool: the same code for the embedded server and any Postgres server. */
 export class PgStore implements Store {
   private constructor(
@@ -55,8 +61,12 @@ export class PgStore implements Store {
     return this.shapeRead;
   }
 
-  /** Connects (starting the embedded server when it is the target) and brings the schema up to date. */
-  static async open(target: StoreTarget, timeoutMs: number): Promise<PgStore> {
+  /**
+   * Connects (starting the embedded server when it is the target) and brings the schema up to
+   * date. `opts.connecting` is called once the first connection has been asked for, so that a
+   * caller can do its own work while the server answers (`chalk status` starts its git then).
+   */
+  static async open(target: StoreTarget, timeoutMs: number, opts: OpenOptions = {}): Promise<PgStore> {
     const where = target.kind === 'embedded' ? target.paths.socket : describeUrl(target.url);
     let pool: pg.Pool | null = null;
     const sockets = new Set<Socket>();
@@ -93,13 +103,17 @@ export class PgStore implements Store {
         // The server most often runs already: connect at once, and start it (or wait for the one
         // starting) only when nothing listens on its socket, instead of probing the socket first.
         const embedded = pool;
-        await applySchema(embedded).catch(async (err: unknown) => {
+        const applied = applySchema(embedded);
+        opts.connecting?.();
+        await applied.catch(async (err: unknown) => {
           if (!nobodyListens(err)) throw err;
           await ensureEmbedded(target.paths, timeoutMs);
           await applySchema(embedded);
         });
       } else {
-        await applySchema(pool);
+        const applied = applySchema(pool);
+        opts.connecting?.();
+        await applied;
       }
       return new PgStore(pool, target.kind, where, sockets);
     } catch (err) {
@@ -108,8 +122,8 @@ export class PgStore implements Store {
     }
   }
 
-  static forConfig(config: Config, env: NodeJS.ProcessEnv = process.env): Promise<PgStore> {
-    return PgStore.open(storeTarget(config, env), storeTimeoutMs(config));
+  static forConfig(config: Config, env: NodeJS.ProcessEnv = process.env, opts: OpenOptions = {}): Promise<PgStore> {
+    return PgStore.open(storeTarget(config, env), storeTimeoutMs(config), opts);
   }
 
   readonly calls: Store['calls'] = {

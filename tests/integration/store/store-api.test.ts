@@ -269,4 +269,14 @@ describe.each(BACKENDS)('store API on $name', (backend) => {
     expect(i.rows.runs).toBe(count.rows[0].n);
     expect(i.where).not.toMatch(/:[^/@]*@/);
   });
+
+  it('says when the first connection has been asked for, once, before it is open', async () => {
+    const seen: string[] = [];
+    const opening = PgStore.open(db.target, 120_000, { connecting: () => seen.push('connecting') });
+    seen.push('returned');
+    const other = await opening;
+    seen.push('open');
+    await other.close();
+    expect(seen).toEqual(['returned', 'connecting', 'open']);
+  });
 });
