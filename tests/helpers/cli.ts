@@ -12,7 +12,12 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built `chalk` in `cwd` with a clean CHALK_* environment plus `env`. */
+/**
+ * Runs the built `chalk` in `cwd` with a clean CHALK_* environment plus `env`. A call that names
+ * no XDG_STATE_HOME gets this test file's own state directory, never the user's
+ * ~/.local/state: a command that opens the store would start a database server there, which
+ * outlived the tests, and files would share what earlier ones left.
+ */
 export function chalk(
   args: string[],
   opts: { cwd: string; env?: Record<string, string | undefined>; input?: string },
@@ -20,9 +25,11 @@ export function chalk(
   const base: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env))
     if (!k.startsWith('CHALK_') && !k.startsWith('ANTHROPIC_')) base[k] = v;
+  const env: NodeJS.ProcessEnv = { ...base, NO_COLOR: '1', ...opts.env };
+  env.XDG_STATE_HOME ??= fileState();
   const r = spawnSync(process.execPath, [CHALK_BIN, ...args], {
     cwd: opts.cwd,
-    env: { ...base, NO_COLOR: '1', ...opts.env },
+    env,
     encoding: 'utf8',
     input: opts.input ?? '',
   });
@@ -31,6 +38,13 @@ export function chalk(
 
 /** The directories tempDir made in this test file, for stopTempDaemons. */
 const made: string[] = [];
+
+/** The state directory of this test file's `chalk` calls that name none (see `chalk`). */
+let state: string | undefined;
+function fileState(): string {
+  state ??= tempDir('chalk-state-');
+  return state;
+}
 
 export function tempDir(prefix = 'chalk-test-'): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
@@ -44,6 +58,7 @@ export function tempDir(prefix = 'chalk-test-'): string {
  * runs until stopped. tests/setup.ts calls it after every test file.
  */
 export async function stopTempDaemons(): Promise<void> {
+  state = undefined;
   const dbs = made
     .splice(0)
     .flatMap((d) => [embeddedPaths({ XDG_STATE_HOME: d }), embeddedPaths({ XDG_STATE_HOME: join(d, 'state') })])
