@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,18 +22,47 @@ export function chalk(
   args: string[],
   opts: { cwd: string; env?: Record<string, string | undefined>; input?: string },
 ): CliResult {
-  const base: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env))
-    if (!k.startsWith('CHALK_') && !k.startsWith('ANTHROPIC_')) base[k] = v;
-  const env: NodeJS.ProcessEnv = { ...base, NO_COLOR: '1', ...opts.env };
-  env.XDG_STATE_HOME ??= fileState();
   const r = spawnSync(process.execPath, [CHALK_BIN, ...args], {
     cwd: opts.cwd,
-    env,
+    env: chalkEnv(opts.env),
     encoding: 'utf8',
     input: opts.input ?? '',
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** `chalk`, not holding this process while it runs (a fake server in the test answers it). */
+export function chalkAsync(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string | undefined> },
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CHALK_BIN, ...args], {
+      cwd: opts.cwd,
+      env: chalkEnv(opts.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+/** The environment of a `chalk` call: no CHALK_* or ANTHROPIC_* of this process, `env`, and a state directory. */
+function chalkEnv(env: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (!k.startsWith('CHALK_') && !k.startsWith('ANTHROPIC_')) base[k] = v;
+  const all: NodeJS.ProcessEnv = { ...base, NO_COLOR: '1', ...env };
+  all.XDG_STATE_HOME ??= fileState();
+  return all;
 }
 
 /** The directories tempDir made in this test file, for stopTempDaemons. */

@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelServer, startModelServer } from '../fakes/model-server.js';
-import { CHALK_BIN, scratchRepo } from '../helpers/cli.js';
+import { chalkAsync, scratchRepo } from '../helpers/cli.js';
 import { imagePresent } from './agent-container.js';
 import { dockerReachable, TEST_IMAGE } from './sandbox-helpers.js';
 
@@ -14,26 +13,10 @@ import { dockerReachable, TEST_IMAGE } from './sandbox-helpers.js';
 const available = (await dockerReachable()) && (await imagePresent());
 if (process.env.CI === 'true' && !available) throw new Error(`CI needs the sandbox image ${TEST_IMAGE}`);
 
-function doctor(cwd: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  const base: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (!k.startsWith('CHALK_') && !k.startsWith('ANTHROPIC_')) base[k] = v;
-  }
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CHALK_BIN, 'doctor'], {
-      cwd,
-      env: { ...base, NO_COLOR: '1', CHALK_IMAGE: TEST_IMAGE, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      out += d;
-    });
-    child.on('close', (code) => resolve({ code, out }));
-  });
+/** `chalk doctor` with the test image, stdout and stderr as one text. */
+async function doctor(cwd: string, env: Record<string, string>): Promise<{ code: number; out: string }> {
+  const r = await chalkAsync(['doctor'], { cwd, env: { CHALK_IMAGE: TEST_IMAGE, ...env } });
+  return { code: r.code, out: r.stdout + r.stderr };
 }
 
 const autoLine = (out: string) => out.split('\n').find((l) => l.includes('auto mode for')) ?? '';

@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PgStore } from '../../core/store/index.js';
 import { FakeDecider } from '../fakes/decider-server.js';
-import { CHALK_BIN, scratchRepo, tempDir } from '../helpers/cli.js';
+import { chalkAsync, scratchRepo, tempDir } from '../helpers/cli.js';
 import { BACKENDS } from './store/backends.js';
 
 /**
@@ -14,19 +13,7 @@ import { BACKENDS } from './store/backends.js';
  * sent nothing, not even the health check, until it is trusted.
  */
 /** The built CLI, run without blocking this process: the fake decider answers from its event loop. */
-function chalk(args: string[], opts: { cwd: string; env: Record<string, string | undefined> }) {
-  const base: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env))
-    if (!k.startsWith('CHALK_') && !k.startsWith('ANTHROPIC_')) base[k] = v;
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [CHALK_BIN, ...args],
-      { cwd: opts.cwd, env: { ...base, NO_COLOR: '1', ...opts.env } },
-      (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const chalk = chalkAsync;
 
 const postgres = BACKENDS.find((b) => b.name === 'postgres');
 const remoteIp = Object.values(networkInterfaces())
