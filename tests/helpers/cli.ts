@@ -1,7 +1,8 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { run } from '../../core/process/run.js';
 import { embeddedPaths } from '../../core/store/embedded/paths.js';
 
 export const CHALK_BIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'chalk.cjs');
@@ -36,23 +37,7 @@ export function chalkAsync(
   args: string[],
   opts: { cwd: string; env?: Record<string, string | undefined> },
 ): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CHALK_BIN, ...args], {
-      cwd: opts.cwd,
-      env: chalkEnv(opts.env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      stdout += d;
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+  return run(process.execPath, [CHALK_BIN, ...args], { cwd: opts.cwd, env: chalkEnv(opts.env) });
 }
 
 /** The environment of a `chalk` call: no CHALK_* or ANTHROPIC_* of this process, `env`, and a state directory. */
